@@ -1,0 +1,117 @@
+//! Target resolution: how a client that has only a service name finds where to send a call.
+//!
+//! feign-core knows nothing of discovery. A client built with a [`Resolver`] asks it, once per
+//! attempt, for an instance of its service; feign-lb implements this trait over instance
+//! suppliers and balancing policies.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use http::{HeaderMap, Method, StatusCode};
+
+use crate::Error;
+
+/// Picks the instance that one attempt of a call goes to.
+///
+/// Picking is synchronous and should not block: implementations read an immutable snapshot
+/// kept fresh in the background. The call's pipeline calls [`Resolver::choose`] once per
+/// attempt, passing every instance already tried in that call so a retry can avoid them.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot resolve service names to instances",
+    note = "implement `feign_core::Resolver`, or use `feign_lb::LoadBalancer`"
+)]
+pub trait Resolver: Send + Sync + 'static {
+    /// Chooses an instance for one attempt, or fails with an error that names the service and
+    /// says whether no instance is registered or all were filtered out or ejected.
+    fn choose(&self, request: &ChooseRequest<'_>) -> Result<Chosen, Error>;
+
+    /// A retry policy for `service` that replaces the client's default [`Retryer`](crate::Retryer)
+    /// when the builder was not given one explicitly. `None` (the default) keeps the client's.
+    fn retryer(&self, service: &str) -> Option<Arc<dyn crate::Retryer>> {
+        let _ = service;
+        None
+    }
+}
+
+/// What a [`Resolver`] sees of the attempt it picks an instance for.
+#[derive(Debug)]
+#[non_exhaustive]
+pub struct ChooseRequest<'a> {
+    /// The service name the client was declared with, e.g. `order-service`.
+    pub service: &'a str,
+    /// The method key of the call, e.g. `OrderService#get_order`.
+    pub method_key: &'a str,
+    /// The HTTP method of the call.
+    pub method: &'a Method,
+    /// The request headers after the interceptors ran (hints, canary flags, sticky cookies).
+    pub headers: &'a HeaderMap,
+    /// 1 for the first attempt, 2 for the first retry, and so on.
+    pub attempt: u32,
+    /// Instance ids already tried in this call, oldest first.
+    pub tried: &'a [Arc<str>],
+    /// Set when the retry policy asked to retry on the instance of the previous attempt.
+    pub same_instance: Option<&'a str>,
+}
+
+impl<'a> ChooseRequest<'a> {
+    /// A request for the first attempt of a call.
+    pub fn new(service: &'a str, method_key: &'a str, method: &'a Method, headers: &'a HeaderMap) -> Self {
+        ChooseRequest { service, method_key, method, headers, attempt: 1, tried: &[], same_instance: None }
+    }
+}
+
+/// The instance a [`Resolver`] picked for one attempt.
+#[derive(Clone)]
+#[non_exhaustive]
+pub struct Chosen {
+    /// Scheme and authority, optionally followed by a base path: `http://10.0.0.7:8080`.
+    pub base_url: Arc<str>,
+    /// The instance's id, reported back in [`ChooseRequest::tried`] on a retry.
+    pub instance_id: Arc<str>,
+    /// Told how the attempt ended; the pipeline calls it exactly once per attempt.
+    pub observer: Option<Arc<dyn CallObserver>>,
+}
+
+impl Chosen {
+    /// An instance with no observer.
+    pub fn new(base_url: impl Into<Arc<str>>, instance_id: impl Into<Arc<str>>) -> Self {
+        Chosen { base_url: base_url.into(), instance_id: instance_id.into(), observer: None }
+    }
+
+    /// Attaches the observer that hears how the attempt ended.
+    pub fn with_observer(mut self, observer: Arc<dyn CallObserver>) -> Self {
+        self.observer = Some(observer);
+        self
+    }
+}
+
+impl std::fmt::Debug for Chosen {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Chosen")
+            .field("base_url", &crate::redact::url(&self.base_url))
+            .field("instance_id", &self.instance_id)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Hears how an attempt sent to a chosen instance ended: balancers keep in-flight counts,
+/// latency averages and failure counts with it.
+///
+/// The pipeline guarantees exactly one call of [`CallObserver::on_complete`] per [`Chosen`]
+/// it used, with [`AttemptOutcome::Discarded`] when the call's future was dropped mid-attempt.
+pub trait CallObserver: Send + Sync + 'static {
+    /// Called once when the attempt ends.
+    fn on_complete(&self, outcome: &AttemptOutcome<'_>, elapsed: Duration);
+}
+
+/// How one attempt ended, as a [`CallObserver`] sees it.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum AttemptOutcome<'a> {
+    /// A response arrived; any status, including 4xx and 5xx.
+    Response(StatusCode),
+    /// The attempt failed without a response (connect error, timeout, body error).
+    Failed(&'a Error),
+    /// The call was cancelled or abandoned before the attempt ended.
+    Discarded,
+}

@@ -1,0 +1,1 @@
+//! feign-eureka: a Eureka client, and (feature `server`) an embedded Eureka-compatible registry.
