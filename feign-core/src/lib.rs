@@ -13,4 +13,4 @@ pub mod __private;
 
 pub use feign_macros::feign_client;
 pub use resolve::{AttemptOutcome, CallObserver, ChooseRequest, Chosen, Resolver};
-pub use retry::{RetryContext, RetryDecision, Retryer};
+pub use retry::{RetryContext, RetryDecision, RetryPolicy};

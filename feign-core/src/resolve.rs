@@ -25,9 +25,9 @@ pub trait Resolver: Send + Sync + 'static {
     /// says whether no instance is registered or all were filtered out or ejected.
     fn choose(&self, request: &ChooseRequest<'_>) -> Result<Chosen, Error>;
 
-    /// A retry policy for `service` that replaces the client's default [`Retryer`](crate::Retryer)
-    /// when the builder was not given one explicitly. `None` (the default) keeps the client's.
-    fn retryer(&self, service: &str) -> Option<Arc<dyn crate::Retryer>> {
+    /// A retry policy for `service` that replaces the client's default one when the builder was
+    /// not given one explicitly. `None` (the default) keeps the client's.
+    fn retry_policy(&self, service: &str) -> Option<Arc<dyn crate::RetryPolicy>> {
         let _ = service;
         None
     }

@@ -1,9 +1,9 @@
 //! Retry policy: whether and when a failed attempt is tried again.
 //!
-//! CONTRACT (fixed): the `Retryer` trait, `RetryContext` and `RetryDecision` below are shared
-//! with feign-lb; their shape may grow but not change. The default policy (`Retryer::default()`
-//! in OpenFeign terms: `DefaultRetryer`), `never()`, jitter and deadline handling are implemented
-//! in this module.
+//! CONTRACT (fixed): the `RetryPolicy` trait, `RetryContext` and `RetryDecision` below are
+//! shared with feign-lb; their shape may grow but not change. The concrete `Retryer` (OpenFeign's
+//! `Retryer.Default` with full jitter: `Retryer::default()`, `Retryer::never()`, builder-style
+//! setters) implements `RetryPolicy` in this module.
 
 use std::time::Duration;
 
@@ -13,9 +13,9 @@ use crate::Error;
 
 /// Decides whether a failed attempt is retried, and after how long.
 ///
-/// One `Retryer` serves every call of a client concurrently, so it keeps no per-call state: the
+/// One policy serves every call of a client concurrently, so it keeps no per-call state: the
 /// pipeline passes everything about the call in [`RetryContext`].
-pub trait Retryer: Send + Sync + 'static {
+pub trait RetryPolicy: Send + Sync + 'static {
     /// Called once when a call starts, before its first attempt (retry budgets count calls here).
     fn on_call(&self) {}
 
@@ -23,7 +23,7 @@ pub trait Retryer: Send + Sync + 'static {
     fn decide(&self, ctx: &RetryContext<'_>) -> RetryDecision;
 }
 
-/// What a [`Retryer`] knows about the call whose attempt just failed.
+/// What a [`RetryPolicy`] knows about the call whose attempt just failed.
 #[derive(Debug)]
 #[non_exhaustive]
 pub struct RetryContext<'a> {
@@ -45,7 +45,7 @@ pub struct RetryContext<'a> {
     pub remaining: Option<Duration>,
 }
 
-/// A [`Retryer`]'s verdict on a failed attempt.
+/// A [`RetryPolicy`]'s verdict on a failed attempt.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum RetryDecision {
