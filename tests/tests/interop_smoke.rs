@@ -1,0 +1,71 @@
+//! The interop launcher against the real Spring Cloud Eureka server and the Spring Boot client
+//! app: both start, answer, and stop. Skipped (with a printed reason) when Java or the fixture
+//! jars are missing, unless `FEIGN_INTEROP_REQUIRED=1`.
+
+use std::thread;
+use std::time::{Duration, Instant};
+
+use feign_tests::interop::{http_get, JavaApp};
+use serde_json::Value;
+
+/// Polls `url` until `done` accepts the (status, JSON body) or `timeout` passes.
+fn wait_for(url: &str, timeout: Duration, done: impl Fn(u16, &Value) -> bool) -> bool {
+    let deadline = Instant::now() + timeout;
+    while Instant::now() < deadline {
+        if let Ok(response) = http_get(url) {
+            let json = serde_json::from_slice(&response.body).unwrap_or(Value::Null);
+            if done(response.status, &json) {
+                return true;
+            }
+        }
+        thread::sleep(Duration::from_millis(250));
+    }
+    false
+}
+
+#[test]
+fn eureka_server_starts_empty_and_java_svc_registers_and_deregisters() {
+    let Some(server) = JavaApp::eureka_server(&[]) else {
+        return;
+    };
+    assert_eq!(
+        server.base_url(),
+        format!("http://127.0.0.1:{}", server.port())
+    );
+
+    let apps = http_get(&format!("{}apps", server.eureka_url())).expect("GET /eureka/apps");
+    assert_eq!(apps.status, 200, "{}", apps.text());
+    let json: Value = serde_json::from_slice(&apps.body).expect("registry is JSON");
+    assert_eq!(json["applications"]["versions__delta"], "1");
+    assert_eq!(json["applications"]["application"], Value::Array(vec![]));
+
+    let svc = JavaApp::java_svc(&server.eureka_url(), &[]).expect("java-svc starts");
+    let hello = http_get(&format!("{}/hello", svc.base_url())).expect("GET /hello");
+    assert_eq!(hello.text(), "hello from java");
+
+    let app_url = format!("{}apps/JAVA-SVC", server.eureka_url());
+    let instance_id = format!("java-svc:{}", svc.port());
+    let svc_port = svc.port();
+    assert!(
+        wait_for(&app_url, Duration::from_secs(30), |status, json| {
+            let instance = &json["application"]["instance"][0];
+            status == 200
+                && instance["instanceId"] == instance_id.as_str()
+                && instance["ipAddr"] == "127.0.0.1"
+                && instance["port"]["$"] == svc_port
+                && instance["status"] == "UP"
+        }),
+        "java-svc never appeared UP in the registry"
+    );
+
+    svc.stop();
+    let gone = http_get(&app_url).expect("GET /eureka/apps/JAVA-SVC");
+    assert_eq!(
+        gone.status,
+        404,
+        "a graceful stop deregisters: {}",
+        gone.text()
+    );
+
+    server.stop();
+}
