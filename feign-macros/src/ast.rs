@@ -1,0 +1,286 @@
+//! The model of an annotated trait: the client, its methods and their parameters, each keeping
+//! the syntax node it came from so errors point at what the user wrote.
+
+use proc_macro2::TokenStream;
+use syn::ext::IdentExt;
+use syn::{
+    Attribute, FnArg, Ident, ItemTrait, LitStr, Pat, PatType, Receiver, TraitItem, TraitItemFn,
+};
+
+use crate::attr::{self, ClientArgs, Options, Slot};
+use crate::ctxt::Ctxt;
+use crate::header;
+use crate::template::{self, Template};
+
+/// The annotated trait.
+pub(crate) struct Client<'a> {
+    pub(crate) original: &'a ItemTrait,
+    pub(crate) args: ClientArgs,
+    /// The checked `path = "..."` prefix.
+    pub(crate) prefix: String,
+    /// Trait-level `#[headers]`, checked.
+    pub(crate) headers: Vec<(String, String)>,
+    pub(crate) methods: Vec<Method<'a>>,
+}
+
+/// An HTTP method attribute such as `#[get("/orders/{id}")]`.
+pub(crate) struct Http {
+    /// `Get`, `Post`, ... as named in `HttpMethod`.
+    pub(crate) variant: Ident,
+    pub(crate) template_lit: LitStr,
+    /// `None` when the template was malformed (already reported).
+    pub(crate) template: Option<Template>,
+}
+
+impl Http {
+    /// `GET` and `HEAD` take no body.
+    pub(crate) fn allows_body(&self) -> bool {
+        self.variant != "Get" && self.variant != "Head"
+    }
+
+    /// RFC 9110 idempotency of the method.
+    pub(crate) fn is_idempotent(&self) -> bool {
+        self.variant != "Post" && self.variant != "Patch"
+    }
+}
+
+/// A method of the trait.
+pub(crate) struct Method<'a> {
+    pub(crate) original: &'a TraitItemFn,
+    pub(crate) http: Option<Http>,
+    /// Method-level `#[headers]`, checked.
+    pub(crate) headers: Vec<(String, String)>,
+    pub(crate) idempotent: bool,
+    pub(crate) options: Options,
+    pub(crate) receiver: Option<&'a Receiver>,
+    pub(crate) params: Vec<Param<'a>>,
+}
+
+/// What a parameter becomes in the request.
+pub(crate) enum Role {
+    /// `#[path]`: the template variable, the parameter's name unless given.
+    Path(String),
+    /// `#[query]`: the query name, the parameter's name unless given.
+    Query(String),
+    QueryMap,
+    /// `#[header("Name")]`
+    Header(String),
+    HeaderMap,
+    Body,
+    Form,
+}
+
+/// A typed parameter (not the receiver).
+pub(crate) struct Param<'a> {
+    pub(crate) original: &'a PatType,
+    /// The binding when the pattern is a plain identifier.
+    pub(crate) ident: Option<&'a Ident>,
+    /// The role and the attribute that gave it; `None` when the attribute was missing or wrong.
+    pub(crate) role: Option<(Role, &'a Attribute)>,
+}
+
+impl<'a> Client<'a> {
+    /// Reads the trait and its attributes, reporting malformed attributes to `cx`.
+    pub(crate) fn from_syn(cx: &Ctxt, args: TokenStream, original: &'a ItemTrait) -> Self {
+        let args = attr::client_args(cx, args);
+        let prefix = match &args.path {
+            Some(lit) => template::parse_prefix(&lit.value()).unwrap_or_else(|message| {
+                cx.error_spanned_by(lit, message);
+                String::new()
+            }),
+            None => String::new(),
+        };
+        let mut headers =
+            Slot::new("#[headers] attribute: list every header in one #[headers(...)]");
+        for attr in original
+            .attrs
+            .iter()
+            .filter(|attr| attr::is_trait_attr(attr))
+        {
+            headers.set(cx, attr, header_lines(cx, attr));
+        }
+        let methods = original
+            .items
+            .iter()
+            .filter_map(|item| match item {
+                TraitItem::Fn(method) => Some(Method::from_syn(cx, method)),
+                _ => None,
+            })
+            .collect();
+        Client {
+            original,
+            args,
+            prefix,
+            headers: headers.get().unwrap_or_default(),
+            methods,
+        }
+    }
+
+    /// The name of the generated client type, `{Trait}Client`.
+    pub(crate) fn client_ident(&self) -> Ident {
+        quote::format_ident!("{}Client", self.original.ident)
+    }
+}
+
+fn header_lines(cx: &Ctxt, attr: &Attribute) -> Vec<(String, String)> {
+    attr::headers(cx, attr)
+        .into_iter()
+        .filter_map(|lit| match header::parse_line(&lit.value()) {
+            Ok(line) => Some(line),
+            Err(message) => {
+                cx.error_spanned_by(&lit, message);
+                None
+            }
+        })
+        .collect()
+}
+
+impl<'a> Method<'a> {
+    fn from_syn(cx: &Ctxt, original: &'a TraitItemFn) -> Self {
+        let mut http = Slot::new("HTTP method attribute: a method has exactly one of #[get], #[post], #[put], #[delete], #[patch] or #[head]");
+        let mut headers =
+            Slot::new("#[headers] attribute: list every header in one #[headers(...)]");
+        let mut idempotent = Slot::new("#[idempotent] attribute");
+        let mut options_seen =
+            Slot::new("#[options] attribute: give every option in one #[options(...)]");
+        let mut options = Options::default();
+        for attr in original
+            .attrs
+            .iter()
+            .filter(|attr| attr::is_method_attr(attr))
+        {
+            let name = attr::attr_name(attr);
+            match name.as_str() {
+                "headers" => headers.set(cx, attr, header_lines(cx, attr)),
+                "idempotent" => {
+                    attr::no_args(cx, attr);
+                    idempotent.set(cx, attr, ());
+                }
+                "options" => {
+                    options_seen.set(cx, attr, ());
+                    attr::options(cx, attr, &mut options);
+                }
+                _ => {
+                    let Some(template_lit) =
+                        attr::single_string(cx, attr, &format!("#[{name}(\"/orders/{{id}}\")]"))
+                    else {
+                        continue;
+                    };
+                    let template = template::parse_method(&template_lit.value())
+                        .map_err(|message| cx.error_spanned_by(&template_lit, message))
+                        .ok();
+                    let mut variant = name.clone();
+                    variant[..1].make_ascii_uppercase();
+                    let variant = Ident::new(&variant, attr.path().segments[0].ident.span());
+                    http.set(
+                        cx,
+                        attr,
+                        Http {
+                            variant,
+                            template_lit,
+                            template,
+                        },
+                    );
+                }
+            }
+        }
+        let mut receiver = None;
+        let mut params = Vec::new();
+        for input in &original.sig.inputs {
+            match input {
+                FnArg::Receiver(r) => receiver = Some(r),
+                FnArg::Typed(typed) => params.push(Param::from_syn(cx, typed)),
+            }
+        }
+        Method {
+            original,
+            http: http.get(),
+            headers: headers.get().unwrap_or_default(),
+            idempotent: idempotent.get().is_some(),
+            options,
+            receiver,
+            params,
+        }
+    }
+
+    pub(crate) fn ident(&self) -> &Ident {
+        &self.original.sig.ident
+    }
+}
+
+impl<'a> Param<'a> {
+    fn from_syn(cx: &Ctxt, original: &'a PatType) -> Self {
+        let ident = match &*original.pat {
+            Pat::Ident(pat) if pat.subpat.is_none() && pat.by_ref.is_none() => Some(&pat.ident),
+            _ => None,
+        };
+        let default_name = ident
+            .map(|ident| ident.unraw().to_string())
+            .unwrap_or_default();
+        let mut role = Slot::new(format!(
+            "parameter attribute: a parameter has exactly one of {}",
+            attr_list(attr::PARAM_ATTRS)
+        ));
+        for attr in &original.attrs {
+            let name = attr::attr_name(attr);
+            let value = match name.as_str() {
+                "path" | "query" => {
+                    let given = attr::optional_string(cx, attr);
+                    let name_of = given
+                        .map(|lit| lit.value())
+                        .unwrap_or_else(|| default_name.clone());
+                    if name == "path" {
+                        Role::Path(name_of)
+                    } else {
+                        Role::Query(name_of)
+                    }
+                }
+                "header" => match attr::single_string(cx, attr, "#[header(\"X-Request-Id\")]") {
+                    Some(lit) => {
+                        if let Err(message) = header::check_name(&lit.value()) {
+                            cx.error_spanned_by(&lit, message);
+                        }
+                        Role::Header(lit.value())
+                    }
+                    None => continue,
+                },
+                "query_map" | "header_map" | "body" | "form" => {
+                    attr::no_args(cx, attr);
+                    match name.as_str() {
+                        "query_map" => Role::QueryMap,
+                        "header_map" => Role::HeaderMap,
+                        "body" => Role::Body,
+                        _ => Role::Form,
+                    }
+                }
+                _ if attr::is_builtin_param_attr(attr) => continue,
+                _ => {
+                    cx.error_spanned_by(
+                        attr,
+                        format!(
+                            "unknown parameter attribute; expected one of {}",
+                            attr_list(attr::PARAM_ATTRS)
+                        ),
+                    );
+                    continue;
+                }
+            };
+            role.set(cx, attr, (value, attr));
+        }
+        Param {
+            original,
+            ident,
+            role: role.get(),
+        }
+    }
+}
+
+/// "#[a], #[b] or #[c]".
+pub(crate) fn attr_list(names: &[&str]) -> String {
+    let all: Vec<String> = names.iter().map(|name| format!("#[{name}]")).collect();
+    match all.split_last() {
+        Some((last, rest)) if !rest.is_empty() => format!("{} or {last}", rest.join(", ")),
+        Some((last, _)) => last.clone(),
+        None => String::new(),
+    }
+}

@@ -1,0 +1,178 @@
+//! Syntactic recognition of the types the generated code treats specially: `Option` and
+//! collections in parameters, raw body types, and the return types of `private.rs`.
+//!
+//! Types are recognised by their last path segment, as written: a type alias hides them.
+
+use syn::{GenericArgument, PathArguments, Type};
+
+/// How a `#[query]` or `#[header]` argument is sent.
+pub(crate) enum Shape<'a> {
+    /// `Option<T>`: omitted when `None`.
+    Option(&'a Type),
+    /// `Vec<T>`, `[T]`, `[T; N]` (possibly behind references): one pair per element.
+    Many(&'a Type),
+    /// Anything else: one pair.
+    One,
+}
+
+/// What a successful response is decoded into.
+#[derive(Clone, Copy)]
+pub(crate) enum Decode {
+    Unit,
+    String,
+    Bytes,
+    Response,
+    Json,
+}
+
+/// Removes references and parentheses: `&'a (T)` is `T`.
+pub(crate) fn peel(mut ty: &Type) -> &Type {
+    loop {
+        match ty {
+            Type::Reference(reference) => ty = &reference.elem,
+            Type::Paren(paren) => ty = &paren.elem,
+            Type::Group(group) => ty = &group.elem,
+            _ => return ty,
+        }
+    }
+}
+
+/// The name of the last path segment and its angle-bracketed type arguments.
+fn last_segment(ty: &Type) -> Option<(String, Vec<&Type>)> {
+    let Type::Path(path) = ty else { return None };
+    if path.qself.is_some() {
+        return None;
+    }
+    let segment = path.path.segments.last()?;
+    let args = match &segment.arguments {
+        PathArguments::AngleBracketed(args) => args
+            .args
+            .iter()
+            .filter_map(|arg| match arg {
+                GenericArgument::Type(ty) => Some(ty),
+                _ => None,
+            })
+            .collect(),
+        _ => Vec::new(),
+    };
+    Some((segment.ident.to_string(), args))
+}
+
+/// The shape of a `#[query]` or `#[header]` parameter type.
+pub(crate) fn shape(ty: &Type) -> Shape<'_> {
+    match peel(ty) {
+        Type::Slice(slice) => Shape::Many(&slice.elem),
+        Type::Array(array) => Shape::Many(&array.elem),
+        peeled => match last_segment(peeled) {
+            Some((name, args)) if name == "Option" && args.len() == 1 => Shape::Option(args[0]),
+            Some((name, args)) if name == "Vec" && args.len() == 1 => Shape::Many(args[0]),
+            _ => Shape::One,
+        },
+    }
+}
+
+/// A body type sent as is (`String`, `&str`, `Vec<u8>`, `&[u8]`, `Bytes`), with whether the
+/// parameter is a reference (then the generated code sends an owned copy).
+pub(crate) fn raw_body(ty: &Type) -> Option<bool> {
+    let by_ref = matches!(ty, Type::Reference(_));
+    let raw = match peel(ty) {
+        Type::Slice(slice) => is_u8(&slice.elem),
+        peeled => match last_segment(peeled) {
+            Some((name, args)) => match name.as_str() {
+                "String" | "str" | "Bytes" => args.is_empty(),
+                "Vec" => args.len() == 1 && is_u8(args[0]),
+                _ => false,
+            },
+            None => false,
+        },
+    };
+    raw.then_some(by_ref)
+}
+
+fn is_u8(ty: &Type) -> bool {
+    matches!(last_segment(ty), Some((name, args)) if name == "u8" && args.is_empty())
+}
+
+/// The `T` of `Result<T, E>` (or of a one-argument `Result<T>` alias).
+pub(crate) fn result_ok(ty: &Type) -> Option<&Type> {
+    match last_segment(ty) {
+        Some((name, args)) if name == "Result" && (1..=2).contains(&args.len()) => Some(args[0]),
+        _ => None,
+    }
+}
+
+/// How `T` is decoded, and whether it is an `Option` (404 becomes `None`).
+pub(crate) fn decode(ok: &Type) -> (bool, Decode) {
+    match last_segment(ok) {
+        Some((name, args)) if name == "Option" && args.len() == 1 => (true, decode_inner(args[0])),
+        _ => (false, decode_inner(ok)),
+    }
+}
+
+fn decode_inner(ty: &Type) -> Decode {
+    if let Type::Tuple(tuple) = ty {
+        if tuple.elems.is_empty() {
+            return Decode::Unit;
+        }
+    }
+    match last_segment(ty) {
+        Some((name, args)) if args.is_empty() => match name.as_str() {
+            "String" => Decode::String,
+            "Bytes" => Decode::Bytes,
+            "Response" => Decode::Response,
+            _ => Decode::Json,
+        },
+        _ => Decode::Json,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ty(text: &str) -> Type {
+        syn::parse_str(text).unwrap()
+    }
+
+    #[test]
+    fn recognises_optional_and_repeated_arguments() {
+        assert!(matches!(shape(&ty("Option<String>")), Shape::Option(_)));
+        assert!(matches!(shape(&ty("&Option<&str>")), Shape::Option(_)));
+        for many in [
+            "Vec<u32>",
+            "&[String]",
+            "[u8; 4]",
+            "&'a Vec<String>",
+            "std::vec::Vec<i64>",
+        ] {
+            assert!(matches!(shape(&ty(many)), Shape::Many(_)), "{many}");
+        }
+        assert!(matches!(shape(&ty("u64")), Shape::One));
+        assert!(matches!(shape(&ty("&str")), Shape::One));
+    }
+
+    #[test]
+    fn recognises_raw_bodies() {
+        assert_eq!(raw_body(&ty("String")), Some(false));
+        assert_eq!(raw_body(&ty("&str")), Some(true));
+        assert_eq!(raw_body(&ty("Vec<u8>")), Some(false));
+        assert_eq!(raw_body(&ty("&[u8]")), Some(true));
+        assert_eq!(raw_body(&ty("bytes::Bytes")), Some(false));
+        assert_eq!(raw_body(&ty("&NewOrder")), None);
+        assert_eq!(raw_body(&ty("Vec<u32>")), None);
+    }
+
+    #[test]
+    fn recognises_return_types() {
+        let result = ty("Result<Option<String>, Error>");
+        let ok = result_ok(&result).unwrap();
+        assert!(matches!(decode(ok), (true, Decode::String)));
+        assert!(matches!(decode(&ty("()")), (false, Decode::Unit)));
+        assert!(matches!(decode(&ty("Vec<Order>")), (false, Decode::Json)));
+        assert!(matches!(
+            decode(&ty("feign_core::Response")),
+            (false, Decode::Response)
+        ));
+        assert!(result_ok(&ty("Option<u8>")).is_none());
+    }
+}

@@ -1,0 +1,184 @@
+//! Checks of the model that span attributes, parameters and templates: every `{var}` bound to
+//! exactly one `#[path]` parameter, at most one body and none on GET or HEAD, `&self`
+//! receivers, `async` methods and `Result` return types.
+
+use proc_macro2::Span;
+use syn::{ReturnType, TraitItem};
+
+use crate::ast::{attr_list, Client, Method, Role};
+use crate::attr::HTTP_METHODS;
+use crate::ctxt::Ctxt;
+use crate::ty;
+
+/// Reports every mistake in `client` to `cx`.
+pub(crate) fn check(cx: &Ctxt, client: &Client<'_>) {
+    check_client(cx, client);
+    for method in &client.methods {
+        check_method(cx, method);
+    }
+}
+
+fn check_client(cx: &Ctxt, client: &Client<'_>) {
+    match &client.args.service {
+        None => cx.error_at(
+            Span::call_site(),
+            "missing the service name: #[feign_client(\"order-service\", url = \"http://...\")]",
+        ),
+        Some(service) if service.value().trim().is_empty() => {
+            cx.error_spanned_by(service, "the service name is empty")
+        }
+        Some(_) => {}
+    }
+    if let Some(url) = &client.args.url {
+        let value = url.value();
+        if !(value.starts_with("http://") || value.starts_with("https://"))
+            || value.contains(char::is_whitespace)
+        {
+            cx.error_spanned_by(url, "expected an absolute http:// or https:// URL");
+        }
+    }
+    let original = client.original;
+    if !original.generics.params.is_empty() || original.generics.where_clause.is_some() {
+        cx.error_spanned_by(&original.generics, "a client trait cannot be generic");
+    }
+    for item in &original.items {
+        match item {
+            TraitItem::Fn(_) => {}
+            other => cx.error_spanned_by(other, "a client trait holds only methods"),
+        }
+    }
+}
+
+fn check_method(cx: &Ctxt, method: &Method<'_>) {
+    let sig = &method.original.sig;
+    let Some(http) = &method.http else {
+        if method.original.default.is_none() {
+            cx.error_spanned_by(
+                &sig.ident,
+                format!(
+                    "add one of {} to this method, or give it a default body",
+                    attr_list(HTTP_METHODS)
+                ),
+            );
+        }
+        for param in method.params.iter().filter_map(|param| param.role.as_ref()) {
+            cx.error_spanned_by(
+                param.1,
+                "parameter attributes need an HTTP method attribute on the method",
+            );
+        }
+        return;
+    };
+    if sig.asyncness.is_none() {
+        cx.error_spanned_by(sig.fn_token, "a client method must be `async fn`");
+    }
+    match method.receiver {
+        Some(receiver)
+            if receiver.reference.is_some()
+                && receiver.mutability.is_none()
+                && receiver.colon_token.is_none() => {}
+        Some(receiver) => cx.error_spanned_by(receiver, "a client method takes `&self`"),
+        None => cx.error_spanned_by(
+            &sig.ident,
+            "a client method takes `&self` as its first parameter",
+        ),
+    }
+    match &sig.output {
+        ReturnType::Default => cx.error_spanned_by(
+            &sig.ident,
+            "a client method returns `Result<T, E>` where `E: From<feign_core::Error>`",
+        ),
+        ReturnType::Type(_, ty) if ty::result_ok(ty).is_none() => cx.error_spanned_by(
+            ty,
+            "unsupported return type: expected `Result<T, E>` where `E: From<feign_core::Error>`",
+        ),
+        ReturnType::Type(..) => {}
+    }
+    if !sig.generics.params.is_empty() {
+        cx.error_spanned_by(
+            &sig.generics,
+            "a client method cannot be generic: the trait must stay object safe",
+        );
+    }
+
+    let mut path_names: Vec<&str> = Vec::new();
+    let mut body_seen = false;
+    for param in &method.params {
+        let Some((role, attr)) = &param.role else {
+            if !param
+                .original
+                .attrs
+                .iter()
+                .any(|attr| !crate::attr::is_builtin_param_attr(attr))
+            {
+                cx.error_spanned_by(
+                    param.original,
+                    format!(
+                        "this parameter needs one of {}",
+                        attr_list(crate::attr::PARAM_ATTRS)
+                    ),
+                );
+            }
+            continue;
+        };
+        if param.ident.is_none() {
+            cx.error_spanned_by(
+                &param.original.pat,
+                "a client method parameter is a plain name, such as `id: u64`",
+            );
+        }
+        match role {
+            Role::Path(name) => {
+                if path_names.contains(&name.as_str()) {
+                    cx.error_spanned_by(attr, format!("two #[path] parameters named `{name}`"));
+                } else {
+                    path_names.push(name);
+                }
+                let in_template = http
+                    .template
+                    .as_ref()
+                    .is_none_or(|template| template.vars().any(|var| var == name));
+                if !in_template {
+                    cx.error_spanned_by(
+                        attr,
+                        format!(
+                            "#[path] parameter `{name}` is not in the template {:?}",
+                            http.template_lit.value()
+                        ),
+                    );
+                }
+            }
+            Role::Query(name) if name.is_empty() => cx.error_spanned_by(attr, "empty query name"),
+            Role::Body | Role::Form => {
+                let attr_name = crate::attr::attr_name(attr);
+                if body_seen {
+                    cx.error_spanned_by(
+                        attr,
+                        "a method has at most one #[body] or #[form] parameter",
+                    );
+                }
+                body_seen = true;
+                if !http.allows_body() {
+                    let verb = http.variant.to_string().to_ascii_uppercase();
+                    cx.error_spanned_by(
+                        attr,
+                        format!("a {verb} request carries no body: remove #[{attr_name}] or use #[post], #[put] or #[patch]"),
+                    );
+                }
+            }
+            _ => {}
+        }
+    }
+    if let Some(template) = &http.template {
+        let mut reported: Vec<&str> = Vec::new();
+        for var in template.vars() {
+            if !path_names.contains(&var) && !reported.contains(&var) {
+                reported.push(var);
+                cx.error_spanned_by(
+                    &http.template_lit,
+                    format!("`{{{var}}}` has no parameter: add `#[path] {var}: T` (or `#[path(\"{var}\")]`) to the method"),
+                );
+            }
+        }
+    }
+}
