@@ -1,0 +1,342 @@
+//! `Application` and `Applications` (the registry and its deltas), and the reconcile hash.
+
+use std::fmt;
+
+use serde::de::{self, Deserializer, IgnoredAny, Visitor};
+use serde::ser::SerializeMap;
+use serde::{Deserialize, Serialize, Serializer};
+
+use super::instance::InstanceInfo;
+use super::lenient::{
+    field_names, none_unless_map, LenientElement, LenientI64, LenientString, OneOrMany,
+};
+use super::status::InstanceStatus;
+
+/// One application: its name and instances (`{"name":"APP","instance":[...]}`).
+///
+/// Always serialized with `instance` as an array. Read tolerantly: `instance` may be a single
+/// object; an element that is not an object is skipped and counted in `skipped`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Application {
+    /// The application name, upper-case.
+    pub name: String,
+    /// Its instances.
+    pub instances: Vec<InstanceInfo>,
+    /// How many `instance` elements were unreadable and left out (0 when built in code).
+    pub skipped: usize,
+}
+
+impl Application {
+    /// An application named `name` (upper-cased) with these instances.
+    pub fn new(name: &str, instances: Vec<InstanceInfo>) -> Self {
+        Application {
+            name: name.to_ascii_uppercase(),
+            instances,
+            skipped: 0,
+        }
+    }
+
+    /// Reads `{"application":{...}}`.
+    pub fn from_json(json: &[u8]) -> Result<Application, serde_json::Error> {
+        serde_json::from_slice::<ApplicationEnvelope>(json).map(|e| e.application)
+    }
+
+    /// Writes `{"application":{...}}`.
+    pub fn to_json(&self) -> String {
+        serde_json::to_string(&ApplicationEnvelopeRef { application: self }).unwrap_or_default()
+    }
+}
+
+impl Serialize for Application {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(Some(2))?;
+        map.serialize_entry("name", &self.name)?;
+        map.serialize_entry("instance", &self.instances)?;
+        map.end()
+    }
+}
+
+field_names!(ApplicationField { Name = "name", Instance = "instance" });
+
+struct ApplicationVisitor;
+
+impl<'de> Visitor<'de> for ApplicationVisitor {
+    type Value = Option<Application>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("an application object")
+    }
+
+    fn visit_map<A: de::MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let mut app = Application::default();
+        while let Some(key) = map.next_key::<ApplicationField>()? {
+            match key {
+                ApplicationField::Name => {
+                    app.name = map
+                        .next_value::<LenientString>()?
+                        .0
+                        .unwrap_or_default()
+                        .to_ascii_uppercase();
+                }
+                ApplicationField::Instance => {
+                    let list = map.next_value::<OneOrMany<InstanceInfo>>()?;
+                    app.instances = list.items;
+                    app.skipped = list.skipped;
+                }
+                ApplicationField::Other => {
+                    map.next_value::<IgnoredAny>()?;
+                }
+            }
+        }
+        Ok(Some(app))
+    }
+
+    none_unless_map!();
+}
+
+impl<'de> LenientElement<'de> for Application {
+    fn deserialize_lenient<D: Deserializer<'de>>(d: D) -> Result<Option<Self>, D::Error> {
+        d.deserialize_any(ApplicationVisitor)
+    }
+}
+
+impl<'de> Deserialize<'de> for Application {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(ApplicationVisitor)?
+            .ok_or_else(|| de::Error::custom("expected an application object"))
+    }
+}
+
+/// A registry listing or a delta (`{"applications":{...}}`).
+///
+/// Serialized as Eureka does: `versions__delta` (a string), `apps__hashcode` (a string),
+/// `application` (always an array). Read tolerantly: `versions__delta` as a number or string,
+/// `application` as a single object, unreadable elements skipped and counted.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Applications {
+    /// `versions__delta`: `1` for full listings, the delta generation counter for deltas; `-1`
+    /// when absent.
+    pub versions_delta: i64,
+    /// `apps__hashcode`: the reconcile hash of the whole registry (see
+    /// [`Applications::reconcile_hash_code`]).
+    pub apps_hashcode: String,
+    /// The applications.
+    pub applications: Vec<Application>,
+    /// How many `application` elements were unreadable and left out.
+    pub skipped: usize,
+}
+
+impl Default for Applications {
+    fn default() -> Self {
+        Applications {
+            versions_delta: 1,
+            apps_hashcode: String::new(),
+            applications: Vec::new(),
+            skipped: 0,
+        }
+    }
+}
+
+impl Applications {
+    /// A listing of these applications with `versions__delta` 1 and the hash filled in by
+    /// [`Applications::reconcile_hash_code`].
+    pub fn new(applications: Vec<Application>) -> Self {
+        let mut apps = Applications {
+            applications,
+            ..Applications::default()
+        };
+        apps.apps_hashcode = apps.reconcile_hash_code();
+        apps
+    }
+
+    /// The reconcile hash of these applications, as Eureka's `Applications.getReconcileHashCode`
+    /// computes it: instances of every application counted by status (every status, not only
+    /// `UP`), statuses in lexicographic name order (`DOWN < OUT_OF_SERVICE < STARTING < UNKNOWN
+    /// < UP`), each written `NAME_count_`, counts of zero left out. `""` for no instances, e.g.
+    /// `"DOWN_1_UP_3_"`.
+    ///
+    /// Servers put this in `apps__hashcode` (of the whole registry, also in deltas); clients
+    /// compare it with the hash of their local copy after applying a delta.
+    pub fn reconcile_hash_code(&self) -> String {
+        reconcile_hash(
+            self.applications
+                .iter()
+                .flat_map(|a| a.instances.iter().map(|i| i.status)),
+        )
+    }
+
+    /// The total number of instances.
+    pub fn instance_count(&self) -> usize {
+        self.applications.iter().map(|a| a.instances.len()).sum()
+    }
+
+    /// The application named `name` (case-insensitive).
+    pub fn application(&self, name: &str) -> Option<&Application> {
+        self.applications
+            .iter()
+            .find(|a| a.name.eq_ignore_ascii_case(name))
+    }
+
+    /// Reads `{"applications":{...}}`.
+    pub fn from_json(json: &[u8]) -> Result<Applications, serde_json::Error> {
+        serde_json::from_slice::<ApplicationsEnvelope>(json).map(|e| e.applications)
+    }
+
+    /// Writes `{"applications":{...}}`.
+    pub fn to_json(&self) -> String {
+        serde_json::to_string(&ApplicationsEnvelopeRef { applications: self }).unwrap_or_default()
+    }
+}
+
+/// The reconcile hash of a set of instance statuses (see [`Applications::reconcile_hash_code`]).
+pub fn reconcile_hash(statuses: impl IntoIterator<Item = InstanceStatus>) -> String {
+    let mut counts = StatusCounts::default();
+    for status in statuses {
+        counts.add(status);
+    }
+    counts.hash_code()
+}
+
+/// Instance counts per status, from which the reconcile hash is written.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct StatusCounts {
+    counts: [usize; 5],
+}
+
+impl StatusCounts {
+    fn slot(status: InstanceStatus) -> usize {
+        InstanceStatus::ALL
+            .iter()
+            .position(|s| *s == status)
+            .unwrap_or(3)
+    }
+
+    /// Counts one more instance with `status`.
+    pub fn add(&mut self, status: InstanceStatus) {
+        self.counts[Self::slot(status)] += 1;
+    }
+
+    /// Counts one fewer instance with `status` (saturating at 0).
+    pub fn remove(&mut self, status: InstanceStatus) {
+        let slot = &mut self.counts[Self::slot(status)];
+        *slot = slot.saturating_sub(1);
+    }
+
+    /// How many instances have `status`.
+    pub fn count(&self, status: InstanceStatus) -> usize {
+        self.counts[Self::slot(status)]
+    }
+
+    /// The reconcile hash, e.g. `"DOWN_1_UP_3_"`.
+    pub fn hash_code(&self) -> String {
+        let mut out = String::new();
+        for (status, count) in InstanceStatus::ALL.iter().zip(self.counts) {
+            if count > 0 {
+                out.push_str(status.as_str());
+                out.push('_');
+                out.push_str(&count.to_string());
+                out.push('_');
+            }
+        }
+        out
+    }
+}
+
+impl Serialize for Applications {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(Some(3))?;
+        map.serialize_entry("versions__delta", &self.versions_delta.to_string())?;
+        map.serialize_entry("apps__hashcode", &self.apps_hashcode)?;
+        map.serialize_entry("application", &self.applications)?;
+        map.end()
+    }
+}
+
+field_names!(ApplicationsField {
+    VersionsDelta = "versions__delta",
+    HashCode = "apps__hashcode",
+    Application = "application",
+});
+
+impl<'de> Deserialize<'de> for Applications {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Option<Applications>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an applications object")
+            }
+            fn visit_map<A: de::MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+                let mut apps = Applications {
+                    versions_delta: -1,
+                    ..Applications::default()
+                };
+                while let Some(key) = map.next_key::<ApplicationsField>()? {
+                    match key {
+                        ApplicationsField::VersionsDelta => {
+                            apps.versions_delta = map.next_value::<LenientI64>()?.0.unwrap_or(-1);
+                        }
+                        ApplicationsField::HashCode => {
+                            apps.apps_hashcode =
+                                map.next_value::<LenientString>()?.0.unwrap_or_default();
+                        }
+                        ApplicationsField::Application => {
+                            let list = map.next_value::<OneOrMany<Application>>()?;
+                            apps.applications = list.items;
+                            apps.skipped = list.skipped;
+                        }
+                        ApplicationsField::Other => {
+                            map.next_value::<IgnoredAny>()?;
+                        }
+                    }
+                }
+                Ok(Some(apps))
+            }
+            none_unless_map!();
+        }
+        d.deserialize_any(V)?
+            .ok_or_else(|| de::Error::custom("expected an applications object"))
+    }
+}
+
+/// `{"application":{...}}`: the root wrapper of `GET apps/{APP}`.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+pub struct ApplicationEnvelope {
+    /// The wrapped application.
+    pub application: Application,
+}
+
+/// `{"applications":{...}}`: the root wrapper of `GET apps`, `GET apps/delta` and VIP queries.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+pub struct ApplicationsEnvelope {
+    /// The wrapped listing.
+    pub applications: Applications,
+}
+
+impl Serialize for ApplicationEnvelope {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ApplicationEnvelopeRef {
+            application: &self.application,
+        }
+        .serialize(serializer)
+    }
+}
+
+impl Serialize for ApplicationsEnvelope {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        ApplicationsEnvelopeRef {
+            applications: &self.applications,
+        }
+        .serialize(serializer)
+    }
+}
+
+#[derive(Serialize)]
+struct ApplicationEnvelopeRef<'a> {
+    application: &'a Application,
+}
+
+#[derive(Serialize)]
+struct ApplicationsEnvelopeRef<'a> {
+    applications: &'a Applications,
+}

@@ -1,0 +1,401 @@
+//! Tolerant readers for Eureka JSON (§3.9 of the protocol notes): numbers and booleans as
+//! strings, single objects where arrays are expected, and values of the wrong type skipped
+//! instead of failing the whole document.
+//!
+//! Every reader here accepts any JSON value; a value of the wrong shape reads as `None` (its
+//! children are skipped), so only malformed JSON fails a parse.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::marker::PhantomData;
+
+use serde::de::{self, Deserialize, Deserializer, IgnoredAny, Visitor};
+
+/// Skips the rest of a sequence.
+fn drain_seq<'de, A: de::SeqAccess<'de>>(mut seq: A) -> Result<(), A::Error> {
+    while seq.next_element::<IgnoredAny>()?.is_some() {}
+    Ok(())
+}
+
+/// Skips the rest of a map.
+fn drain_map<'de, A: de::MapAccess<'de>>(mut map: A) -> Result<(), A::Error> {
+    while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+    Ok(())
+}
+
+/// Implements the container and null arms of a lenient visitor: all read as `None`.
+macro_rules! none_for_containers_and_null {
+    () => {
+        fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+        fn visit_none<E: de::Error>(self) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+        fn visit_seq<A: de::SeqAccess<'de>>(self, seq: A) -> Result<Self::Value, A::Error> {
+            drain_seq(seq).map(|()| None)
+        }
+        fn visit_map<A: de::MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
+            drain_map(map).map(|()| None)
+        }
+    };
+}
+
+/// A string; numbers and booleans are turned into their text.
+pub(crate) struct LenientString(pub(crate) Option<String>);
+
+impl<'de> Deserialize<'de> for LenientString {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Option<String>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a string")
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
+                Ok(Some(v.to_owned()))
+            }
+            fn visit_string<E: de::Error>(self, v: String) -> Result<Self::Value, E> {
+                Ok(Some(v))
+            }
+            fn visit_bool<E: de::Error>(self, v: bool) -> Result<Self::Value, E> {
+                Ok(Some(v.to_string()))
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<Self::Value, E> {
+                Ok(Some(v.to_string()))
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<Self::Value, E> {
+                Ok(Some(v.to_string()))
+            }
+            fn visit_f64<E: de::Error>(self, v: f64) -> Result<Self::Value, E> {
+                Ok(Some(v.to_string()))
+            }
+            none_for_containers_and_null!();
+        }
+        d.deserialize_any(V).map(LenientString)
+    }
+}
+
+/// A non-negative integer, as a number or a numeric string.
+pub(crate) struct LenientU64(pub(crate) Option<u64>);
+
+impl<'de> Deserialize<'de> for LenientU64 {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Option<u64>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a non-negative integer")
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
+                Ok(v.trim().parse().ok())
+            }
+            fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
+                Ok(None)
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<Self::Value, E> {
+                Ok(u64::try_from(v).ok())
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<Self::Value, E> {
+                Ok(Some(v))
+            }
+            fn visit_f64<E: de::Error>(self, v: f64) -> Result<Self::Value, E> {
+                let integral = v.fract() == 0.0 && v >= 0.0 && v <= u64::MAX as f64;
+                Ok(integral.then_some(v as u64))
+            }
+            none_for_containers_and_null!();
+        }
+        d.deserialize_any(V).map(LenientU64)
+    }
+}
+
+/// An integer that may be negative, as a number or a numeric string.
+pub(crate) struct LenientI64(pub(crate) Option<i64>);
+
+impl<'de> Deserialize<'de> for LenientI64 {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Option<i64>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an integer")
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
+                Ok(v.trim().parse().ok())
+            }
+            fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
+                Ok(None)
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<Self::Value, E> {
+                Ok(Some(v))
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<Self::Value, E> {
+                Ok(i64::try_from(v).ok())
+            }
+            fn visit_f64<E: de::Error>(self, v: f64) -> Result<Self::Value, E> {
+                let integral = v.fract() == 0.0 && v.abs() <= i64::MAX as f64;
+                Ok(integral.then_some(v as i64))
+            }
+            none_for_containers_and_null!();
+        }
+        d.deserialize_any(V).map(LenientI64)
+    }
+}
+
+/// A boolean, as `true`/`false` or the strings `"true"`/`"false"` (any case).
+pub(crate) struct LenientBool(pub(crate) Option<bool>);
+
+impl<'de> Deserialize<'de> for LenientBool {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Option<bool>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a boolean")
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
+                let v = v.trim();
+                Ok(if v.eq_ignore_ascii_case("true") {
+                    Some(true)
+                } else if v.eq_ignore_ascii_case("false") {
+                    Some(false)
+                } else {
+                    None
+                })
+            }
+            fn visit_bool<E: de::Error>(self, v: bool) -> Result<Self::Value, E> {
+                Ok(Some(v))
+            }
+            fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
+                Ok(None)
+            }
+            fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> {
+                Ok(None)
+            }
+            fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
+                Ok(None)
+            }
+            none_for_containers_and_null!();
+        }
+        d.deserialize_any(V).map(LenientBool)
+    }
+}
+
+/// A flat string map: the `@class` key is dropped, scalar values become text, nested values and
+/// nulls are skipped. Anything but an object reads as an empty map.
+pub(crate) struct LenientStringMap(pub(crate) BTreeMap<String, String>);
+
+impl<'de> Deserialize<'de> for LenientStringMap {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = BTreeMap<String, String>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a map of strings")
+            }
+            fn visit_map<A: de::MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+                let mut out = BTreeMap::new();
+                while let Some(key) = map.next_key::<String>()? {
+                    let LenientString(value) = map.next_value()?;
+                    if key == "@class" {
+                        continue;
+                    }
+                    if let Some(value) = value {
+                        out.insert(key, value);
+                    }
+                }
+                Ok(out)
+            }
+            fn visit_seq<A: de::SeqAccess<'de>>(self, seq: A) -> Result<Self::Value, A::Error> {
+                drain_seq(seq).map(|()| BTreeMap::new())
+            }
+            fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+                Ok(BTreeMap::new())
+            }
+            fn visit_none<E: de::Error>(self) -> Result<Self::Value, E> {
+                Ok(BTreeMap::new())
+            }
+            fn visit_str<E: de::Error>(self, _: &str) -> Result<Self::Value, E> {
+                Ok(BTreeMap::new())
+            }
+            fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
+                Ok(BTreeMap::new())
+            }
+            fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
+                Ok(BTreeMap::new())
+            }
+            fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> {
+                Ok(BTreeMap::new())
+            }
+            fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
+                Ok(BTreeMap::new())
+            }
+        }
+        d.deserialize_any(V).map(LenientStringMap)
+    }
+}
+
+/// A list given as an array or as a single object (old servers unwrap one-element arrays).
+///
+/// Elements are read with `T`'s lenient reader, which returns `None` for an element that is not
+/// an object; those are counted in `skipped` rather than failing the document.
+pub(crate) struct OneOrMany<T> {
+    pub(crate) items: Vec<T>,
+    pub(crate) skipped: usize,
+}
+
+/// A reader for one element of a [`OneOrMany`]: `None` for a value of the wrong shape.
+pub(crate) trait LenientElement<'de>: Sized {
+    /// Reads one element; the wrong shape reads as `None`, malformed JSON is an error.
+    fn deserialize_lenient<D: Deserializer<'de>>(d: D) -> Result<Option<Self>, D::Error>;
+}
+
+struct Element<T>(Option<T>);
+
+impl<'de, T: LenientElement<'de>> Deserialize<'de> for Element<T> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        T::deserialize_lenient(d).map(Element)
+    }
+}
+
+impl<'de, T: LenientElement<'de>> Deserialize<'de> for OneOrMany<T> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V<T>(PhantomData<T>);
+        impl<'de, T: LenientElement<'de>> Visitor<'de> for V<T> {
+            type Value = OneOrMany<T>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an array or a single object")
+            }
+            fn visit_seq<A: de::SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+                let mut items = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(4096));
+                let mut skipped = 0;
+                while let Some(Element(item)) = seq.next_element::<Element<T>>()? {
+                    match item {
+                        Some(item) => items.push(item),
+                        None => skipped += 1,
+                    }
+                }
+                Ok(OneOrMany { items, skipped })
+            }
+            fn visit_map<A: de::MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
+                let one = T::deserialize_lenient(de::value::MapAccessDeserializer::new(map))?;
+                let skipped = usize::from(one.is_none());
+                Ok(OneOrMany {
+                    items: one.into_iter().collect(),
+                    skipped,
+                })
+            }
+            fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+                Ok(OneOrMany {
+                    items: Vec::new(),
+                    skipped: 0,
+                })
+            }
+            fn visit_none<E: de::Error>(self) -> Result<Self::Value, E> {
+                Ok(OneOrMany {
+                    items: Vec::new(),
+                    skipped: 0,
+                })
+            }
+            fn visit_str<E: de::Error>(self, _: &str) -> Result<Self::Value, E> {
+                Ok(OneOrMany {
+                    items: Vec::new(),
+                    skipped: 1,
+                })
+            }
+            fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
+                Ok(OneOrMany {
+                    items: Vec::new(),
+                    skipped: 1,
+                })
+            }
+            fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
+                Ok(OneOrMany {
+                    items: Vec::new(),
+                    skipped: 1,
+                })
+            }
+            fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> {
+                Ok(OneOrMany {
+                    items: Vec::new(),
+                    skipped: 1,
+                })
+            }
+            fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
+                Ok(OneOrMany {
+                    items: Vec::new(),
+                    skipped: 1,
+                })
+            }
+        }
+        d.deserialize_any(V(PhantomData))
+    }
+}
+
+/// Implements every non-map arm of a visitor whose value is `Option<_>`: all read as `None`,
+/// children skipped. Used by the hand-written object readers of this module's siblings.
+macro_rules! none_unless_map {
+    () => {
+        fn visit_str<E: serde::de::Error>(self, _: &str) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+        fn visit_bool<E: serde::de::Error>(self, _: bool) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+        fn visit_i64<E: serde::de::Error>(self, _: i64) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+        fn visit_u64<E: serde::de::Error>(self, _: u64) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+        fn visit_f64<E: serde::de::Error>(self, _: f64) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+        fn visit_unit<E: serde::de::Error>(self) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+        fn visit_none<E: serde::de::Error>(self) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+        fn visit_seq<A: serde::de::SeqAccess<'de>>(
+            self,
+            mut seq: A,
+        ) -> Result<Self::Value, A::Error> {
+            while seq.next_element::<serde::de::IgnoredAny>()?.is_some() {}
+            Ok(None)
+        }
+    };
+}
+pub(crate) use none_unless_map;
+
+/// Declares a field-name enum read without allocating: known wire names map to variants,
+/// anything else to `Other` (whose value the caller skips).
+macro_rules! field_names {
+    ($name:ident { $($variant:ident = $wire:literal),* $(,)? }) => {
+        #[derive(Clone, Copy)]
+        enum $name {
+            $($variant,)*
+            Other,
+        }
+
+        impl<'de> serde::Deserialize<'de> for $name {
+            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                struct V;
+                impl serde::de::Visitor<'_> for V {
+                    type Value = $name;
+                    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                        f.write_str("a field name")
+                    }
+                    fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<$name, E> {
+                        Ok(match v {
+                            $($wire => $name::$variant,)*
+                            _ => $name::Other,
+                        })
+                    }
+                }
+                d.deserialize_identifier(V)
+            }
+        }
+    };
+}
+pub(crate) use field_names;

@@ -1,0 +1,47 @@
+//! The Eureka JSON model: exactly what Eureka servers write, read tolerantly.
+//!
+//! Serialization matches Eureka's `EurekaJacksonCodec` field for field (key order, strings where
+//! Eureka writes strings, `{"$":8080,"@enabled":"true"}` ports, `@class` on every data center,
+//! the empty-metadata marker, arrays always), so both Java servers and Java clients accept it.
+//! Deserialization follows the tolerant-reader rules every Eureka generation needs: numbers and
+//! booleans as strings, single objects where arrays are expected, `overriddenstatus`, `@class`
+//! keys in metadata, unknown keys, and values of the wrong type read as absent. Only malformed
+//! JSON (or a missing root wrapper) fails a whole document.
+//!
+//! ```
+//! use feign_eureka::model::{Applications, InstanceInfo, InstanceStatus};
+//!
+//! let json = br#"{"applications":{"versions__delta":"1","apps__hashcode":"UP_1_",
+//!   "application":{"name":"ORDERS","instance":{"hostName":"10.0.0.5","app":"orders",
+//!   "ipAddr":"10.0.0.5","status":"UP","port":{"$":"8080","@enabled":true},
+//!   "metadata":{"@class":"java.util.Collections$EmptyMap"}}}}}"#;
+//! let apps = Applications::from_json(json)?;
+//! let orders = apps.application("orders").unwrap();
+//! assert_eq!(orders.instances[0].port.port, 8080);
+//! assert_eq!(orders.instances[0].status, InstanceStatus::Up);
+//! assert!(orders.instances[0].metadata.is_empty());
+//! assert_eq!(apps.reconcile_hash_code(), "UP_1_");
+//! # Ok::<(), serde_json::Error>(())
+//! ```
+
+mod applications;
+mod datacenter;
+mod instance;
+mod lease;
+mod lenient;
+mod metadata;
+mod port;
+mod status;
+
+pub use applications::{
+    reconcile_hash, Application, ApplicationEnvelope, Applications, ApplicationsEnvelope,
+    StatusCounts,
+};
+pub use datacenter::{
+    DataCenterInfo, AMAZON_DATA_CENTER_CLASS, DEFAULT_DATA_CENTER_CLASS, MY_DATA_CENTER_CLASS,
+};
+pub use instance::{InstanceEnvelope, InstanceInfo};
+pub use lease::LeaseInfo;
+pub use metadata::EMPTY_METADATA_CLASS;
+pub use port::PortInfo;
+pub use status::{ActionType, InstanceStatus, ParseStatusError};
