@@ -60,8 +60,12 @@ pub struct MethodOptions {
 
 impl MethodOptions {
     /// No overrides.
-    pub const NONE: MethodOptions =
-        MethodOptions { connect_timeout_ms: None, read_timeout_ms: None, total_timeout_ms: None, follow_redirects: None };
+    pub const NONE: MethodOptions = MethodOptions {
+        connect_timeout_ms: None,
+        read_timeout_ms: None,
+        total_timeout_ms: None,
+        follow_redirects: None,
+    };
 }
 
 /// A client method's compiled metadata, one `static` per method.

@@ -85,51 +85,91 @@ pub fn builder<C: FromCore>(meta: &'static ClientMeta) -> Builder<C> {
 }
 
 /// Decodes a 2xx response into `T` with the client's Decoder.
-pub fn decode<T: DeserializeOwned>(core: &Core, meta: &'static MethodMeta, res: Result<Response, Error>) -> Result<T, Error> {
+pub fn decode<T: DeserializeOwned>(
+    core: &Core,
+    meta: &'static MethodMeta,
+    res: Result<Response, Error>,
+) -> Result<T, Error> {
     res.and_then(|r| core.decode_body(meta, r))
 }
 
 /// `Option<T>`: 404 was mapped to `None` by `execute_optional`.
-pub fn decode_optional<T: DeserializeOwned>(core: &Core, meta: &'static MethodMeta, res: Result<Option<Response>, Error>) -> Result<Option<T>, Error> {
+pub fn decode_optional<T: DeserializeOwned>(
+    core: &Core,
+    meta: &'static MethodMeta,
+    res: Result<Option<Response>, Error>,
+) -> Result<Option<T>, Error> {
     res.and_then(|r| r.map(|r| core.decode_body(meta, r)).transpose())
 }
 
 /// `()`: the body is read (so the connection can be reused) and dropped.
-pub fn decode_unit(_core: &Core, _meta: &'static MethodMeta, res: Result<Response, Error>) -> Result<(), Error> {
+pub fn decode_unit(
+    _core: &Core,
+    _meta: &'static MethodMeta,
+    res: Result<Response, Error>,
+) -> Result<(), Error> {
     res.map(drop)
 }
 
 /// `Option<()>`.
-pub fn decode_unit_optional(_core: &Core, _meta: &'static MethodMeta, res: Result<Option<Response>, Error>) -> Result<Option<()>, Error> {
+pub fn decode_unit_optional(
+    _core: &Core,
+    _meta: &'static MethodMeta,
+    res: Result<Option<Response>, Error>,
+) -> Result<Option<()>, Error> {
     res.map(|r| r.map(drop))
 }
 
 /// `String`: the body as UTF-8; invalid UTF-8 is a decode error.
-pub fn decode_string(core: &Core, meta: &'static MethodMeta, res: Result<Response, Error>) -> Result<String, Error> {
+pub fn decode_string(
+    core: &Core,
+    meta: &'static MethodMeta,
+    res: Result<Response, Error>,
+) -> Result<String, Error> {
     res.and_then(|r| core.body_string(meta, r))
 }
 
 /// `Option<String>`.
-pub fn decode_string_optional(core: &Core, meta: &'static MethodMeta, res: Result<Option<Response>, Error>) -> Result<Option<String>, Error> {
+pub fn decode_string_optional(
+    core: &Core,
+    meta: &'static MethodMeta,
+    res: Result<Option<Response>, Error>,
+) -> Result<Option<String>, Error> {
     res.and_then(|r| r.map(|r| core.body_string(meta, r)).transpose())
 }
 
 /// `Bytes`: the raw body.
-pub fn decode_bytes(_core: &Core, _meta: &'static MethodMeta, res: Result<Response, Error>) -> Result<Bytes, Error> {
+pub fn decode_bytes(
+    _core: &Core,
+    _meta: &'static MethodMeta,
+    res: Result<Response, Error>,
+) -> Result<Bytes, Error> {
     res.map(Response::into_body)
 }
 
 /// `Option<Bytes>`.
-pub fn decode_bytes_optional(_core: &Core, _meta: &'static MethodMeta, res: Result<Option<Response>, Error>) -> Result<Option<Bytes>, Error> {
+pub fn decode_bytes_optional(
+    _core: &Core,
+    _meta: &'static MethodMeta,
+    res: Result<Option<Response>, Error>,
+) -> Result<Option<Bytes>, Error> {
     res.map(|r| r.map(Response::into_body))
 }
 
 /// `Response`: status, headers and body as received.
-pub fn decode_response(_core: &Core, _meta: &'static MethodMeta, res: Result<Response, Error>) -> Result<Response, Error> {
+pub fn decode_response(
+    _core: &Core,
+    _meta: &'static MethodMeta,
+    res: Result<Response, Error>,
+) -> Result<Response, Error> {
     res
 }
 
 /// `Option<Response>`.
-pub fn decode_response_optional(_core: &Core, _meta: &'static MethodMeta, res: Result<Option<Response>, Error>) -> Result<Option<Response>, Error> {
+pub fn decode_response_optional(
+    _core: &Core,
+    _meta: &'static MethodMeta,
+    res: Result<Option<Response>, Error>,
+) -> Result<Option<Response>, Error> {
     res
 }

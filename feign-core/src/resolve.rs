@@ -55,8 +55,21 @@ pub struct ChooseRequest<'a> {
 
 impl<'a> ChooseRequest<'a> {
     /// A request for the first attempt of a call.
-    pub fn new(service: &'a str, method_key: &'a str, method: &'a Method, headers: &'a HeaderMap) -> Self {
-        ChooseRequest { service, method_key, method, headers, attempt: 1, tried: &[], same_instance: None }
+    pub fn new(
+        service: &'a str,
+        method_key: &'a str,
+        method: &'a Method,
+        headers: &'a HeaderMap,
+    ) -> Self {
+        ChooseRequest {
+            service,
+            method_key,
+            method,
+            headers,
+            attempt: 1,
+            tried: &[],
+            same_instance: None,
+        }
     }
 }
 
@@ -75,7 +88,11 @@ pub struct Chosen {
 impl Chosen {
     /// An instance with no observer.
     pub fn new(base_url: impl Into<Arc<str>>, instance_id: impl Into<Arc<str>>) -> Self {
-        Chosen { base_url: base_url.into(), instance_id: instance_id.into(), observer: None }
+        Chosen {
+            base_url: base_url.into(),
+            instance_id: instance_id.into(),
+            observer: None,
+        }
     }
 
     /// Attaches the observer that hears how the attempt ended.

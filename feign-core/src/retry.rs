@@ -59,3 +59,191 @@ pub enum RetryDecision {
         same_instance: bool,
     },
 }
+
+/// OpenFeign's `Retryer.Default` with full jitter and an overall deadline.
+///
+/// The n-th retry waits a random time in `[0, min(period × multiplier^(n-1), max_period)]`, or
+/// the server's `Retry-After` when it sent one. A failed attempt is retried when
+/// - nothing was sent (`error.is_connect()`), whatever the method; or
+/// - the call is idempotent (GET, HEAD, PUT, DELETE, or marked `#[idempotent]`) and it failed
+///   with a timeout, a transport or body error, a 429, 502, 503 or 504, or any error carrying
+///   `Retry-After`.
+///
+/// It stops after `max_attempts` attempts, when the next delay would pass the deadline (its
+/// own, counted from the call's start, or the call's total timeout, whichever is sooner), or
+/// when `Retry-After` asks for longer than the time left.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Retryer {
+    period: Duration,
+    max_period: Duration,
+    multiplier: f64,
+    max_attempts: u32,
+    jitter: bool,
+    deadline: Option<Duration>,
+    max_retry_after: Duration,
+}
+
+impl Default for Retryer {
+    /// 100 ms growing ×1.5 up to 1 s, 5 attempts, full jitter, 30 s deadline, `Retry-After`
+    /// honoured up to 30 s.
+    fn default() -> Self {
+        Retryer {
+            period: Duration::from_millis(100),
+            max_period: Duration::from_secs(1),
+            multiplier: 1.5,
+            max_attempts: 5,
+            jitter: true,
+            deadline: Some(Duration::from_secs(30)),
+            max_retry_after: Duration::from_secs(30),
+        }
+    }
+}
+
+impl Retryer {
+    /// Never retries: one attempt per call.
+    pub fn never() -> Self {
+        Retryer {
+            max_attempts: 1,
+            ..Retryer::default()
+        }
+    }
+
+    /// The first delay. Default 100 ms.
+    pub fn period(mut self, period: Duration) -> Self {
+        self.period = period;
+        self
+    }
+
+    /// The largest delay. Default 1 s.
+    pub fn max_period(mut self, max_period: Duration) -> Self {
+        self.max_period = max_period;
+        self
+    }
+
+    /// How much each delay grows. Default 1.5; values below 1 count as 1.
+    pub fn multiplier(mut self, multiplier: f64) -> Self {
+        self.multiplier = if multiplier.is_finite() {
+            multiplier.max(1.0)
+        } else {
+            1.0
+        };
+        self
+    }
+
+    /// Attempts per call, the first included. Default 5; 0 counts as 1.
+    pub fn max_attempts(mut self, max_attempts: u32) -> Self {
+        self.max_attempts = max_attempts.max(1);
+        self
+    }
+
+    /// Whether delays are drawn at random below the backoff (full jitter). Default true.
+    pub fn jitter(mut self, jitter: bool) -> Self {
+        self.jitter = jitter;
+        self
+    }
+
+    /// No retry starts after this much time since the call began. Default 30 s; `None` leaves
+    /// only the call's total timeout.
+    pub fn deadline(mut self, deadline: Option<Duration>) -> Self {
+        self.deadline = deadline;
+        self
+    }
+
+    /// The longest `Retry-After` honoured when there is no deadline. Default 30 s.
+    pub fn max_retry_after(mut self, max: Duration) -> Self {
+        self.max_retry_after = max;
+        self
+    }
+
+    /// The backoff ceiling before retry number `retry` (1-based).
+    fn backoff(&self, retry: u32) -> Duration {
+        let exp = i32::try_from(retry.saturating_sub(1)).unwrap_or(i32::MAX);
+        let secs = self.period.as_secs_f64() * self.multiplier.powi(exp);
+        let ceiling = if secs.is_finite() {
+            Duration::from_secs_f64(secs.min(self.max_period.as_secs_f64()))
+        } else {
+            self.max_period
+        };
+        ceiling.min(self.max_period)
+    }
+
+    fn is_retryable(ctx: &RetryContext<'_>) -> bool {
+        let error = ctx.error;
+        if error.is_connect() {
+            return true;
+        }
+        if !ctx.idempotent {
+            return false;
+        }
+        let retryable_status = error
+            .status()
+            .is_some_and(|s| matches!(s.as_u16(), 429 | 502 | 503 | 504));
+        error.is_timeout()
+            || error.is_transport()
+            || (error.is_body() && !error.is_too_large())
+            || (error.is_status() && retryable_status)
+            || error.retry_after().is_some()
+    }
+}
+
+impl RetryPolicy for Retryer {
+    fn decide(&self, ctx: &RetryContext<'_>) -> RetryDecision {
+        if ctx.attempt >= self.max_attempts || !Retryer::is_retryable(ctx) {
+            return RetryDecision::Stop;
+        }
+        let own_left = self.deadline.map(|d| d.saturating_sub(ctx.elapsed));
+        let left = match (own_left, ctx.remaining) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        let delay = match ctx.error.retry_after() {
+            Some(asked) if asked > left.unwrap_or(self.max_retry_after) => {
+                return RetryDecision::Stop
+            }
+            Some(asked) => asked,
+            None => {
+                let ceiling = self.backoff(ctx.attempt);
+                if self.jitter && !ceiling.is_zero() {
+                    let nanos = u64::try_from(ceiling.as_nanos()).unwrap_or(u64::MAX);
+                    Duration::from_nanos(rand::random_range(0..=nanos))
+                } else {
+                    ceiling
+                }
+            }
+        };
+        if left.is_some_and(|left| delay >= left) {
+            return RetryDecision::Stop;
+        }
+        RetryDecision::Retry {
+            delay,
+            same_instance: false,
+        }
+    }
+}
+
+/// Makes a [`RetryPolicy`] of a closure.
+pub fn retry_fn<F>(f: F) -> FnRetryPolicy<F>
+where
+    F: Fn(&RetryContext<'_>) -> RetryDecision + Send + Sync + 'static,
+{
+    FnRetryPolicy(f)
+}
+
+/// A [`RetryPolicy`] made by [`retry_fn`].
+#[derive(Clone)]
+pub struct FnRetryPolicy<F>(F);
+
+impl<F> RetryPolicy for FnRetryPolicy<F>
+where
+    F: Fn(&RetryContext<'_>) -> RetryDecision + Send + Sync + 'static,
+{
+    fn decide(&self, ctx: &RetryContext<'_>) -> RetryDecision {
+        (self.0)(ctx)
+    }
+}
+
+impl<F> std::fmt::Debug for FnRetryPolicy<F> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("FnRetryPolicy")
+    }
+}

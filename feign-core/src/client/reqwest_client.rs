@@ -1,0 +1,129 @@
+//! The default transport: reqwest with rustls, redirects off.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use bytes::Bytes;
+use http_body_util::BodyExt;
+
+use super::{Client, ResponseBody, SendOptions};
+use crate::Error;
+
+/// Most same-origin redirects followed when following is on.
+const MAX_REDIRECTS: usize = 5;
+
+/// The default [`Client`]: reqwest (rustls), built with redirects off and the client's connect
+/// timeout. A method whose options differ (another connect timeout, redirects on) gets its own
+/// reqwest client, built once and kept.
+#[derive(Clone)]
+pub struct ReqwestClient {
+    clients: Arc<Mutex<Vec<(SendOptions, reqwest::Client)>>>,
+    fixed: Option<reqwest::Client>,
+}
+
+impl ReqwestClient {
+    /// A client whose reqwest clients are built from each call's options.
+    pub fn new() -> Self {
+        ReqwestClient {
+            clients: Arc::default(),
+            fixed: None,
+        }
+    }
+
+    /// Uses `client` as configured for every call; connect timeout and redirect options of
+    /// the feign client are then the reqwest client's own.
+    pub fn from_reqwest(client: reqwest::Client) -> Self {
+        ReqwestClient {
+            clients: Arc::default(),
+            fixed: Some(client),
+        }
+    }
+
+    /// Builds (once) the reqwest client for `options`.
+    pub(crate) fn client_for(&self, options: &SendOptions) -> Result<reqwest::Client, Error> {
+        if let Some(client) = &self.fixed {
+            return Ok(client.clone());
+        }
+        let mut clients = self
+            .clients
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        if let Some((_, client)) = clients.iter().find(|(o, _)| o == options) {
+            return Ok(client.clone());
+        }
+        let client = build(options)?;
+        clients.push((*options, client.clone()));
+        Ok(client)
+    }
+}
+
+impl Default for ReqwestClient {
+    fn default() -> Self {
+        ReqwestClient::new()
+    }
+}
+
+fn build(options: &SendOptions) -> Result<reqwest::Client, Error> {
+    let redirect = if options.follow_redirects {
+        reqwest::redirect::Policy::custom(|attempt| {
+            let first = attempt.previous().first();
+            let same_origin = first.is_some_and(|f| f.origin() == attempt.url().origin());
+            if attempt.previous().len() > MAX_REDIRECTS {
+                attempt.error("too many redirects")
+            } else if same_origin {
+                attempt.follow()
+            } else {
+                attempt.stop()
+            }
+        })
+    } else {
+        reqwest::redirect::Policy::none()
+    };
+    reqwest::Client::builder()
+        .connect_timeout(options.connect_timeout)
+        .redirect(redirect)
+        .pool_idle_timeout(Duration::from_secs(90))
+        .build()
+        .map_err(|e| Error::builder("http client could not be built").with_source(e.without_url()))
+}
+
+/// Maps a reqwest error to ours, dropping the URL reqwest keeps (it may hold a password).
+fn map_error(e: reqwest::Error) -> Error {
+    let e = e.without_url();
+    if e.is_connect() {
+        Error::connect(e)
+    } else if e.is_timeout() {
+        Error::timeout("").with_source(e)
+    } else if e.is_builder() {
+        Error::request("request could not be built").with_source(e)
+    } else {
+        Error::transport(e)
+    }
+}
+
+#[async_trait]
+impl Client for ReqwestClient {
+    async fn send(
+        &self,
+        request: http::Request<Bytes>,
+        options: &SendOptions,
+    ) -> Result<http::Response<ResponseBody>, Error> {
+        let client = self.client_for(options)?;
+        let request = reqwest::Request::try_from(request).map_err(map_error)?;
+        let response = client.execute(request).await.map_err(map_error)?;
+        let response: http::Response<reqwest::Body> = response.into();
+        Ok(response.map(|body| {
+            body.map_err(|e| Box::new(e.without_url()) as crate::error::BoxError)
+                .boxed_unsync()
+        }))
+    }
+}
+
+impl std::fmt::Debug for ReqwestClient {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ReqwestClient")
+            .field("custom", &self.fixed.is_some())
+            .finish()
+    }
+}

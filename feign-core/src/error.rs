@@ -1,0 +1,357 @@
+//! The one error type of every client call: opaque, one pointer wide, shaped like reqwest's.
+
+use std::borrow::Cow;
+use std::fmt;
+use std::time::Duration;
+
+use bytes::Bytes;
+use http::{HeaderMap, StatusCode};
+
+/// A boxed error as transports and user code produce them.
+pub type BoxError = Box<dyn std::error::Error + Send + Sync + 'static>;
+
+/// Everything that can go wrong in a client call.
+///
+/// Opaque like `reqwest::Error`: ask it what happened with the `is_*` methods, [`Error::status`]
+/// and the accessors, and walk [`std::error::Error::source`] for the cause. Neither `Display`
+/// nor `Debug` ever shows a password, a sensitive query value or a sensitive header.
+pub struct Error {
+    inner: Box<Inner>,
+}
+
+struct Inner {
+    kind: Kind,
+    message: Cow<'static, str>,
+    source: Option<BoxError>,
+    method_key: Option<&'static str>,
+    url: Option<Box<str>>,
+    status: Option<StatusCode>,
+    headers: Option<HeaderMap>,
+    body: Option<Bytes>,
+    retry_after: Option<Duration>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Kind {
+    /// Invalid configuration found by `build()`.
+    Builder,
+    /// An argument could not be turned into a request (path, query, header, body encoding).
+    Request,
+    /// The connection could not be established: nothing was sent.
+    Connect,
+    /// A connect, read or total timeout fired.
+    Timeout,
+    /// The transport failed after the request may have been sent.
+    Transport,
+    /// The response body could not be read or was truncated.
+    Body,
+    /// The response body was over the size limit.
+    BodyTooLarge,
+    /// A non-2xx status.
+    Status,
+    /// The body could not be decoded.
+    Decode,
+    /// The resolver had no instance to offer.
+    NoInstance,
+    /// An interceptor refused the request.
+    Interceptor,
+    /// A user-defined error, typically from an `ErrorDecoder`.
+    Custom,
+}
+
+impl Kind {
+    fn describe(self) -> &'static str {
+        match self {
+            Kind::Builder => "invalid client configuration",
+            Kind::Request => "invalid request",
+            Kind::Connect => "connection failed",
+            Kind::Timeout => "timed out",
+            Kind::Transport => "request failed",
+            Kind::Body => "response body error",
+            Kind::BodyTooLarge => "response body too large",
+            Kind::Status => "unsuccessful status",
+            Kind::Decode => "response decode failed",
+            Kind::NoInstance => "no instance available",
+            Kind::Interceptor => "request interceptor failed",
+            Kind::Custom => "client error",
+        }
+    }
+}
+
+impl Error {
+    pub(crate) fn new(kind: Kind, message: impl Into<Cow<'static, str>>) -> Error {
+        Error {
+            inner: Box::new(Inner {
+                kind,
+                message: message.into(),
+                source: None,
+                method_key: None,
+                url: None,
+                status: None,
+                headers: None,
+                body: None,
+                retry_after: None,
+            }),
+        }
+    }
+
+    pub(crate) fn with_source(mut self, source: impl Into<BoxError>) -> Error {
+        self.inner.source = Some(source.into());
+        self
+    }
+
+    /// An error for invalid client configuration, as `build()` reports it.
+    pub fn builder(message: impl Into<Cow<'static, str>>) -> Error {
+        Error::new(Kind::Builder, message)
+    }
+
+    /// An error for an argument that cannot be sent, reported before any connection is made.
+    pub fn request(message: impl Into<Cow<'static, str>>) -> Error {
+        Error::new(Kind::Request, message)
+    }
+
+    /// A connection error: nothing was sent, so any method may be retried. For `Client`
+    /// implementations.
+    pub fn connect(source: impl Into<BoxError>) -> Error {
+        Error::new(Kind::Connect, "").with_source(source)
+    }
+
+    /// A timeout. For `Client` implementations.
+    pub fn timeout(message: impl Into<Cow<'static, str>>) -> Error {
+        Error::new(Kind::Timeout, message)
+    }
+
+    /// A transport failure after the request may have been sent. For `Client` implementations.
+    pub fn transport(source: impl Into<BoxError>) -> Error {
+        Error::new(Kind::Transport, "").with_source(source)
+    }
+
+    /// An error reading the response body.
+    pub fn body_error(message: impl Into<Cow<'static, str>>) -> Error {
+        Error::new(Kind::Body, message)
+    }
+
+    /// A decode error, for `Decoder` implementations.
+    pub fn decode(source: impl Into<BoxError>) -> Error {
+        Error::new(Kind::Decode, "").with_source(source)
+    }
+
+    /// A resolver found no instance of `service`; `reason` says why (none registered, all
+    /// filtered out, all ejected). For `Resolver` implementations.
+    pub fn no_instance(service: &str, reason: &str) -> Error {
+        Error::new(
+            Kind::NoInstance,
+            format!("no instance of `{service}`: {reason}"),
+        )
+    }
+
+    /// An interceptor's refusal to send the request.
+    pub fn interceptor(message: impl Into<Cow<'static, str>>) -> Error {
+        Error::new(Kind::Interceptor, message)
+    }
+
+    /// A non-2xx status with the response's headers and (already capped) body, as the default
+    /// `ErrorDecoder` makes it.
+    pub fn status_error(status: StatusCode, headers: HeaderMap, body: Bytes) -> Error {
+        let mut err = Error::new(Kind::Status, "");
+        err.inner.status = Some(status);
+        err.inner.headers = Some(headers);
+        err.inner.body = Some(body);
+        err
+    }
+
+    /// Wraps a user's own error, typically returned by an `ErrorDecoder`; get it back with
+    /// [`Error::downcast_ref`].
+    pub fn custom<E: std::error::Error + Send + Sync + 'static>(error: E) -> Error {
+        Error::new(Kind::Custom, "").with_source(error)
+    }
+
+    /// Sets the status this error was caused by.
+    pub fn with_status(mut self, status: StatusCode) -> Error {
+        self.inner.status = Some(status);
+        self
+    }
+
+    /// Sets how long the server asked to wait before a retry.
+    pub fn with_retry_after(mut self, delay: Duration) -> Error {
+        self.inner.retry_after = Some(delay);
+        self
+    }
+
+    pub(crate) fn with_method_key(mut self, key: &'static str) -> Error {
+        if self.inner.method_key.is_none() {
+            self.inner.method_key = Some(key);
+        }
+        self
+    }
+
+    pub(crate) fn with_url(mut self, url: &str) -> Error {
+        if self.inner.url.is_none() {
+            self.inner.url = Some(crate::redact::url(url).to_string().into_boxed_str());
+        }
+        self
+    }
+
+    /// The response status, for an error caused by a response.
+    pub fn status(&self) -> Option<StatusCode> {
+        self.inner.status
+    }
+
+    /// The response headers of a status error. Print them through `Debug` of the error only:
+    /// they are kept as received.
+    pub fn headers(&self) -> Option<&HeaderMap> {
+        self.inner.headers.as_ref()
+    }
+
+    /// The start of the response body of a status error (at most 8 KiB by default).
+    pub fn body(&self) -> Option<&Bytes> {
+        self.inner.body.as_ref()
+    }
+
+    /// The method key of the failed call, e.g. `OrderService#get_order`.
+    pub fn method_key(&self) -> Option<&str> {
+        self.inner.method_key
+    }
+
+    /// The URL of the failed call, with passwords and sensitive query values removed.
+    pub fn url(&self) -> Option<&str> {
+        self.inner.url.as_deref()
+    }
+
+    /// How long the server asked to wait (`Retry-After`), if it said.
+    pub fn retry_after(&self) -> Option<Duration> {
+        self.inner.retry_after
+    }
+
+    /// True for a non-2xx response turned into an error by the default `ErrorDecoder`.
+    pub fn is_status(&self) -> bool {
+        self.inner.kind == Kind::Status
+    }
+
+    /// True when a connect, read or total timeout fired.
+    pub fn is_timeout(&self) -> bool {
+        self.inner.kind == Kind::Timeout
+    }
+
+    /// True when no connection could be made: nothing was sent.
+    pub fn is_connect(&self) -> bool {
+        self.inner.kind == Kind::Connect
+    }
+
+    /// True when the body could not be decoded.
+    pub fn is_decode(&self) -> bool {
+        self.inner.kind == Kind::Decode
+    }
+
+    /// True when the response body could not be read, was truncated or was too large.
+    pub fn is_body(&self) -> bool {
+        matches!(self.inner.kind, Kind::Body | Kind::BodyTooLarge)
+    }
+
+    /// True when the response body was over the client's size limit.
+    pub fn is_too_large(&self) -> bool {
+        self.inner.kind == Kind::BodyTooLarge
+    }
+
+    /// True for a configuration error reported by `build()`.
+    pub fn is_builder(&self) -> bool {
+        self.inner.kind == Kind::Builder
+    }
+
+    /// True when an argument could not be turned into a request; nothing was sent.
+    pub fn is_request(&self) -> bool {
+        self.inner.kind == Kind::Request
+    }
+
+    /// True when the resolver had no instance to call.
+    pub fn is_no_instance(&self) -> bool {
+        self.inner.kind == Kind::NoInstance
+    }
+
+    /// True when the transport failed after the request may have been sent.
+    pub fn is_transport(&self) -> bool {
+        self.inner.kind == Kind::Transport
+    }
+
+    /// True when an interceptor refused the request.
+    pub fn is_interceptor(&self) -> bool {
+        self.inner.kind == Kind::Interceptor
+    }
+
+    /// True for an error made with [`Error::custom`].
+    pub fn is_custom(&self) -> bool {
+        self.inner.kind == Kind::Custom
+    }
+
+    /// The user's error inside an [`Error::custom`] (or any source of type `E`).
+    pub fn downcast_ref<E: std::error::Error + 'static>(&self) -> Option<&E> {
+        self.inner
+            .source
+            .as_ref()
+            .and_then(|s| s.downcast_ref::<E>())
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let inner = &*self.inner;
+        match (inner.kind, inner.message.is_empty(), inner.status) {
+            (Kind::Status, _, Some(status)) => write!(f, "{} {status}", inner.kind.describe())?,
+            (Kind::Custom, true, _) => match &inner.source {
+                Some(source) => write!(f, "{source}")?,
+                None => f.write_str(inner.kind.describe())?,
+            },
+            (kind, true, _) => f.write_str(kind.describe())?,
+            (kind, false, _) => write!(f, "{}: {}", kind.describe(), inner.message)?,
+        }
+        if let Some(key) = inner.method_key {
+            write!(f, " in {key}")?;
+        }
+        if let Some(url) = &inner.url {
+            write!(f, " ({url})")?;
+        }
+        Ok(())
+    }
+}
+
+impl fmt::Debug for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let inner = &*self.inner;
+        let mut d = f.debug_struct("feign_core::Error");
+        d.field("kind", &inner.kind);
+        if !inner.message.is_empty() {
+            d.field("message", &inner.message);
+        }
+        if let Some(key) = inner.method_key {
+            d.field("method_key", &key);
+        }
+        if let Some(url) = &inner.url {
+            d.field("url", url);
+        }
+        if let Some(status) = inner.status {
+            d.field("status", &status);
+        }
+        if let Some(headers) = &inner.headers {
+            d.field("headers", &crate::redact::headers(headers));
+        }
+        if let Some(body) = &inner.body {
+            d.field("body_len", &body.len());
+        }
+        if let Some(delay) = inner.retry_after {
+            d.field("retry_after", &delay);
+        }
+        if let Some(source) = &inner.source {
+            d.field("source", source);
+        }
+        d.finish()
+    }
+}
+
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.inner
+            .source
+            .as_ref()
+            .map(|s| &**s as &(dyn std::error::Error + 'static))
+    }
+}

@@ -1,0 +1,76 @@
+//! Call logging through `tracing`, with secrets redacted.
+
+use std::time::Duration;
+
+use bytes::Bytes;
+use http::{HeaderMap, Method, StatusCode};
+
+use crate::options::LogLevel;
+use crate::redact;
+
+/// Most body bytes shown at [`LogLevel::Full`].
+const BODY_PREVIEW: usize = 4096;
+
+fn preview(body: &Bytes) -> std::borrow::Cow<'_, str> {
+    String::from_utf8_lossy(&body[..body.len().min(BODY_PREVIEW)])
+}
+
+pub(crate) fn request(
+    level: LogLevel,
+    key: &str,
+    method: &Method,
+    url: &str,
+    headers: &HeaderMap,
+    body: &Bytes,
+) {
+    match level {
+        LogLevel::None => {}
+        LogLevel::Basic => {
+            tracing::debug!(target: "feign_core", method_key = key, "--> {method} {}", redact::url(url))
+        }
+        LogLevel::Headers => tracing::debug!(
+            target: "feign_core", method_key = key, headers = ?redact::headers(headers),
+            "--> {method} {}", redact::url(url)
+        ),
+        LogLevel::Full => tracing::debug!(
+            target: "feign_core", method_key = key, headers = ?redact::headers(headers), body = %preview(body),
+            "--> {method} {} ({} bytes)", redact::url(url), body.len()
+        ),
+    }
+}
+
+pub(crate) fn response(
+    level: LogLevel,
+    key: &str,
+    status: StatusCode,
+    elapsed: Duration,
+    headers: &HeaderMap,
+    body: &Bytes,
+) {
+    match level {
+        LogLevel::None => {}
+        LogLevel::Basic => {
+            tracing::debug!(target: "feign_core", method_key = key, "<-- {status} ({elapsed:?})")
+        }
+        LogLevel::Headers => tracing::debug!(
+            target: "feign_core", method_key = key, headers = ?redact::headers(headers),
+            "<-- {status} ({elapsed:?})"
+        ),
+        LogLevel::Full => tracing::debug!(
+            target: "feign_core", method_key = key, headers = ?redact::headers(headers), body = %preview(body),
+            "<-- {status} ({elapsed:?}, {} bytes)", body.len()
+        ),
+    }
+}
+
+pub(crate) fn failure(level: LogLevel, key: &str, error: &crate::Error, elapsed: Duration) {
+    if level != LogLevel::None {
+        tracing::debug!(target: "feign_core", method_key = key, "<-- error after {elapsed:?}: {error}");
+    }
+}
+
+pub(crate) fn retry(level: LogLevel, key: &str, attempt: u32, delay: Duration) {
+    if level != LogLevel::None {
+        tracing::debug!(target: "feign_core", method_key = key, "retrying after attempt {attempt} in {delay:?}");
+    }
+}

@@ -1,0 +1,309 @@
+//! One call: interceptors once, then attempts until success or the retry policy stops.
+
+use std::sync::Arc;
+
+use http::header::AUTHORIZATION;
+use http::{HeaderValue, Method, StatusCode};
+use tokio::time::Instant;
+
+use super::args::RequestArgs;
+use super::body::{self, OverLimit};
+use super::observe::AttemptGuard;
+use super::{CoreInner, Target};
+use crate::client::SendOptions;
+use crate::interceptor::RequestTemplate;
+use crate::options::Options;
+use crate::resolve::{AttemptOutcome, ChooseRequest};
+use crate::retry::{RetryContext, RetryDecision};
+use crate::{log, Error, Response};
+
+/// Runs a call; `Ok(None)` is a 404 when `optional`.
+pub(super) async fn run(
+    inner: &CoreInner,
+    args: RequestArgs,
+    optional: bool,
+) -> Result<Option<Response>, Error> {
+    let meta = args.meta;
+    let mut template = args
+        .into_template(&inner.prefix, inner.client_meta.service)
+        .map_err(|e| e.with_method_key(meta.key))?;
+    for interceptor in inner.interceptors.iter() {
+        interceptor
+            .intercept(&mut template)
+            .await
+            .map_err(|e| e.with_method_key(meta.key))?;
+    }
+    check_limits(inner, &template).map_err(|e| e.with_method_key(meta.key))?;
+    let options = inner.options.with_method(&meta.options);
+    let call = Call {
+        inner,
+        template: &template,
+        options,
+        optional,
+    };
+    match options.get_total_timeout() {
+        None => call.attempts(None).await,
+        Some(total) => {
+            let deadline = Instant::now() + total;
+            match tokio::time::timeout_at(deadline, call.attempts(Some(deadline))).await {
+                Ok(result) => result,
+                Err(_) => Err(Error::timeout(format!(
+                    "call exceeded its total timeout of {total:?}"
+                ))
+                .with_method_key(meta.key)),
+            }
+        }
+    }
+}
+
+fn check_limits(inner: &CoreInner, template: &RequestTemplate) -> Result<(), Error> {
+    let limits = inner.limits;
+    if template.path_and_query.len() > limits.request_target {
+        return Err(Error::request(format!(
+            "request target of {} bytes is over the {}-byte limit",
+            template.path_and_query.len(),
+            limits.request_target
+        )));
+    }
+    let header_bytes: usize = template
+        .headers
+        .iter()
+        .map(|(n, v)| n.as_str().len() + v.len() + 4)
+        .sum();
+    if header_bytes > limits.header_bytes {
+        return Err(Error::request(format!(
+            "headers of {header_bytes} bytes are over the {}-byte limit",
+            limits.header_bytes
+        )));
+    }
+    Ok(())
+}
+
+struct Call<'a> {
+    inner: &'a CoreInner,
+    template: &'a RequestTemplate,
+    options: Options,
+    optional: bool,
+}
+
+impl Call<'_> {
+    fn idempotent(&self) -> bool {
+        let meta = self.template.meta;
+        if self.template.method == meta.method.as_http() {
+            meta.idempotent
+        } else {
+            matches!(
+                self.template.method,
+                Method::GET | Method::HEAD | Method::OPTIONS | Method::PUT | Method::DELETE
+            )
+        }
+    }
+
+    async fn attempts(&self, deadline: Option<Instant>) -> Result<Option<Response>, Error> {
+        let inner = self.inner;
+        let key = self.template.meta.key;
+        inner.retry.on_call();
+        let start = Instant::now();
+        let mut tried: Vec<Arc<str>> = Vec::new();
+        let mut same_instance: Option<Arc<str>> = None;
+        let mut attempt = 1u32;
+        loop {
+            let (result, url) = self
+                .attempt(attempt, &mut tried, same_instance.take())
+                .await;
+            let error = match result {
+                Ok(response) if response.status().is_success() => return Ok(Some(response)),
+                Ok(response) if self.optional && response.status() == StatusCode::NOT_FOUND => {
+                    return Ok(None)
+                }
+                Ok(response) => inner.error_decoder.decode(key, response),
+                Err(error) => error,
+            };
+            let mut error = error.with_method_key(key);
+            if let Some(url) = &url {
+                error = error.with_url(url);
+            }
+            let now = Instant::now();
+            let ctx = RetryContext {
+                method_key: key,
+                service: inner.client_meta.service,
+                method: &self.template.method,
+                idempotent: self.idempotent(),
+                attempt,
+                error: &error,
+                elapsed: now - start,
+                remaining: deadline.map(|d| d.saturating_duration_since(now)),
+            };
+            match inner.retry.decide(&ctx) {
+                RetryDecision::Retry {
+                    delay,
+                    same_instance: same,
+                } if deadline.is_none_or(|d| now + delay < d) => {
+                    log::retry(inner.log_level, key, attempt, delay);
+                    if same {
+                        same_instance = tried.last().cloned();
+                    }
+                    if !delay.is_zero() {
+                        tokio::time::sleep(delay).await;
+                    }
+                    attempt += 1;
+                }
+                _ => return Err(error),
+            }
+        }
+    }
+
+    /// One attempt; returns the URL it went to when one was chosen.
+    async fn attempt(
+        &self,
+        attempt: u32,
+        tried: &mut Vec<Arc<str>>,
+        same_instance: Option<Arc<str>>,
+    ) -> (Result<Response, Error>, Option<String>) {
+        let template = self.template;
+        let (url, authorization, guard) = match &self.inner.target {
+            Target::Fixed {
+                base,
+                authorization,
+            } => (
+                join(base, &template.path_and_query),
+                authorization.clone(),
+                AttemptGuard::new(None),
+            ),
+            Target::Resolver(resolver) => {
+                let request = ChooseRequest {
+                    service: self.inner.client_meta.service,
+                    method_key: template.meta.key,
+                    method: &template.method,
+                    headers: &template.headers,
+                    attempt,
+                    tried: tried.as_slice(),
+                    same_instance: same_instance.as_deref(),
+                };
+                let chosen = match resolver.choose(&request) {
+                    Ok(chosen) => chosen,
+                    Err(e) => return (Err(e), None),
+                };
+                let guard = AttemptGuard::new(chosen.observer.clone());
+                tried.push(chosen.instance_id.clone());
+                let (base, authorization) = split_userinfo(&chosen.base_url);
+                (join(&base, &template.path_and_query), authorization, guard)
+            }
+        };
+        let result = self.send(&url, authorization).await;
+        match &result {
+            Ok(response) => guard.finish(&AttemptOutcome::Response(response.status())),
+            Err(error) => guard.finish(&AttemptOutcome::Failed(error)),
+        }
+        (result, Some(url))
+    }
+
+    async fn send(&self, url: &str, authorization: Option<HeaderValue>) -> Result<Response, Error> {
+        let inner = self.inner;
+        let template = self.template;
+        let key = template.meta.key;
+        let uri = http::Uri::try_from(url)
+            .map_err(|e| Error::request("invalid request url").with_source(e))?;
+        let mut request = http::Request::new(template.body.clone());
+        *request.method_mut() = template.method.clone();
+        *request.uri_mut() = uri;
+        *request.headers_mut() = template.headers.clone();
+        if let Some(value) = authorization {
+            request.headers_mut().entry(AUTHORIZATION).or_insert(value);
+        }
+        log::request(
+            inner.log_level,
+            key,
+            &template.method,
+            url,
+            request.headers(),
+            &template.body,
+        );
+        let started = Instant::now();
+        let send_options = SendOptions {
+            connect_timeout: self.options.get_connect_timeout(),
+            follow_redirects: self.options.get_follow_redirects(),
+        };
+        let read_timeout = self.options.get_read_timeout();
+        let response =
+            match tokio::time::timeout(read_timeout, inner.client.send(request, &send_options))
+                .await
+            {
+                Ok(Ok(response)) => response,
+                Ok(Err(error)) => return Err(self.failed(error, started)),
+                Err(_) => {
+                    return Err(self.failed(
+                        Error::timeout(format!("no response within {read_timeout:?}")),
+                        started,
+                    ))
+                }
+            };
+        let (parts, response_body) = response.into_parts();
+        let over_limit = if parts.status.is_success() {
+            OverLimit::Fail
+        } else {
+            OverLimit::Truncate
+        };
+        let body = body::read(
+            response_body,
+            &parts.headers,
+            inner.limits.response_bytes,
+            over_limit,
+            read_timeout,
+        )
+        .await
+        .map_err(|e| self.failed(e, started))?;
+        log::response(
+            inner.log_level,
+            key,
+            parts.status,
+            started.elapsed(),
+            &parts.headers,
+            &body,
+        );
+        Ok(Response::new(parts.status, parts.headers, body))
+    }
+
+    fn failed(&self, error: Error, started: Instant) -> Error {
+        log::failure(
+            self.inner.log_level,
+            self.template.meta.key,
+            &error,
+            started.elapsed(),
+        );
+        error
+    }
+}
+
+/// `base` without its trailing slash, then the path and query.
+fn join(base: &str, path_and_query: &str) -> String {
+    let base = base.trim_end_matches('/');
+    let mut url = String::with_capacity(base.len() + path_and_query.len());
+    url.push_str(base);
+    url.push_str(path_and_query);
+    url
+}
+
+/// Removes `user:password@` from a URL, turning it into a sensitive Basic `Authorization`.
+pub(crate) fn split_userinfo(url: &str) -> (std::borrow::Cow<'_, str>, Option<HeaderValue>) {
+    let authority_start = url.find("://").map_or(0, |i| i + 3);
+    let rest = &url[authority_start..];
+    let authority = &rest[..rest.find(['/', '?', '#']).unwrap_or(rest.len())];
+    let Some(at) = authority.rfind('@') else {
+        return (url.into(), None);
+    };
+    let userinfo = &authority[..at];
+    let (user, password) = userinfo.split_once(':').unwrap_or((userinfo, ""));
+    let decode = |s: &str| {
+        percent_encoding::percent_decode_str(s)
+            .decode_utf8_lossy()
+            .into_owned()
+    };
+    let value = crate::interceptor::basic_value(&decode(user), &decode(password));
+    let header = HeaderValue::try_from(value).ok().map(|mut v| {
+        v.set_sensitive(true);
+        v
+    });
+    let stripped = format!("{}{}", &url[..authority_start], &rest[at + 1..]);
+    (stripped.into(), header)
+}

@@ -1,0 +1,137 @@
+//! The call pipeline: arguments → interceptors → target → client → decoders, with retries.
+
+mod args;
+mod body;
+mod call;
+
+pub(crate) use call::split_userinfo;
+mod observe;
+mod validate;
+
+use std::fmt;
+use std::sync::Arc;
+
+use http::HeaderValue;
+use serde::de::DeserializeOwned;
+
+use crate::client::Client;
+use crate::codec::{Decoder, Encoder, ErrorDecoder};
+use crate::interceptor::RequestInterceptor;
+use crate::meta::{ClientMeta, MethodMeta};
+use crate::options::{LogLevel, Options};
+use crate::resolve::Resolver;
+use crate::retry::RetryPolicy;
+use crate::{Error, Response};
+
+pub use args::{HeaderMapArg, RequestArgs};
+pub(crate) use validate::{is_clean_header_value, is_forbidden_header};
+
+/// A built client's shared state; generated clients hold one and call it for every method.
+#[derive(Clone)]
+pub struct Core {
+    inner: Arc<CoreInner>,
+}
+
+/// Where calls go.
+pub(crate) enum Target {
+    /// A fixed base URL (userinfo removed) and the `Authorization` its userinfo stood for.
+    Fixed {
+        base: Box<str>,
+        authorization: Option<HeaderValue>,
+    },
+    /// An instance chosen per attempt.
+    Resolver(Arc<dyn Resolver>),
+}
+
+/// Size limits checked on every call.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Limits {
+    pub(crate) response_bytes: usize,
+    pub(crate) request_target: usize,
+    pub(crate) header_bytes: usize,
+}
+
+pub(crate) struct CoreInner {
+    pub(crate) client_meta: &'static ClientMeta,
+    pub(crate) target: Target,
+    /// The `path = "..."` prefix, without a trailing slash.
+    pub(crate) prefix: Box<str>,
+    pub(crate) interceptors: Box<[Arc<dyn RequestInterceptor>]>,
+    /// `None`: the default JSON encoder, called without type erasure.
+    pub(crate) encoder: Option<Arc<dyn Encoder>>,
+    /// `None`: the default JSON decoder, called without type erasure.
+    pub(crate) decoder: Option<Arc<dyn Decoder>>,
+    pub(crate) error_decoder: Arc<dyn ErrorDecoder>,
+    pub(crate) retry: Arc<dyn RetryPolicy>,
+    pub(crate) client: Arc<dyn Client>,
+    pub(crate) options: Options,
+    pub(crate) log_level: LogLevel,
+    pub(crate) limits: Limits,
+}
+
+impl Core {
+    pub(crate) fn new(inner: CoreInner) -> Core {
+        Core {
+            inner: Arc::new(inner),
+        }
+    }
+
+    /// Starts the arguments of a call of `meta`.
+    pub fn request(&self, meta: &'static MethodMeta) -> RequestArgs {
+        RequestArgs::new(meta, self.inner.encoder.clone())
+    }
+
+    /// Runs the call: a non-2xx response becomes the ErrorDecoder's error.
+    pub async fn execute(&self, args: RequestArgs) -> Result<Response, Error> {
+        let key = args.meta.key;
+        match call::run(&self.inner, args, false).await {
+            Ok(Some(response)) => Ok(response),
+            Ok(None) => Err(Error::request("response unexpectedly dismissed").with_method_key(key)),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Runs the call, mapping a 404 to `None`.
+    pub async fn execute_optional(&self, args: RequestArgs) -> Result<Option<Response>, Error> {
+        call::run(&self.inner, args, true).await
+    }
+
+    /// Decodes a 2xx body into `T` with the client's Decoder.
+    pub fn decode_body<T: DeserializeOwned>(
+        &self,
+        meta: &'static MethodMeta,
+        response: Response,
+    ) -> Result<T, Error> {
+        let result = match &self.inner.decoder {
+            None => crate::codec::decode_json(&response),
+            Some(decoder) => crate::codec::decode_erased(&**decoder, &response),
+        };
+        result.map_err(|e| e.with_method_key(meta.key))
+    }
+
+    /// The body as UTF-8 text; invalid UTF-8 is a decode error.
+    pub fn body_string(
+        &self,
+        meta: &'static MethodMeta,
+        response: Response,
+    ) -> Result<String, Error> {
+        String::from_utf8(Vec::from(response.into_body()))
+            .map_err(|e| Error::decode(e).with_method_key(meta.key))
+    }
+}
+
+impl fmt::Debug for Core {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let inner = &*self.inner;
+        let mut d = f.debug_struct("Client");
+        d.field("service", &inner.client_meta.service);
+        match &inner.target {
+            Target::Fixed { base, .. } => d.field("url", &crate::redact::url(base).to_string()),
+            Target::Resolver(_) => d.field("url", &"<load balanced>"),
+        };
+        d.field("interceptors", &inner.interceptors.len())
+            .field("options", &inner.options)
+            .field("log_level", &inner.log_level)
+            .finish_non_exhaustive()
+    }
+}
