@@ -1,0 +1,156 @@
+//! Eureka's two-level response cache: a read-write map invalidated on every change and a
+//! read-only map, served lock-free, that a timer refreshes from it.
+
+use std::collections::HashMap;
+use std::io::Write;
+use std::sync::{Arc, Mutex, OnceLock};
+
+use arc_swap::ArcSwap;
+use bytes::Bytes;
+use flate2::write::GzEncoder;
+use flate2::Compression;
+
+/// What a cached payload describes.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub(crate) enum CacheKey {
+    /// `GET apps`.
+    AllApps,
+    /// `GET apps/delta`.
+    Delta,
+    /// `GET apps/{APP}` (upper-case name).
+    App(String),
+    /// `GET vips/{VIP}`.
+    Vip(String),
+    /// `GET svips/{SVIP}`.
+    Svip(String),
+}
+
+/// A serialized response, with its gzip form computed on first demand.
+#[derive(Debug)]
+pub(crate) struct Payload {
+    pub(crate) json: Bytes,
+    /// True when the payload names nothing (an unknown application answers 404).
+    pub(crate) empty: bool,
+    gzip: OnceLock<Bytes>,
+    created_ms: u64,
+}
+
+impl Payload {
+    /// A payload for `json`, created at `now_ms`.
+    pub(crate) fn new(json: Vec<u8>, empty: bool, now_ms: u64) -> Self {
+        Self {
+            json: Bytes::from(json),
+            empty,
+            gzip: OnceLock::new(),
+            created_ms: now_ms,
+        }
+    }
+
+    /// The gzip-compressed body, compressed once.
+    pub(crate) fn gzip(&self) -> Bytes {
+        self.gzip
+            .get_or_init(|| Bytes::from(gzip(&self.json)))
+            .clone()
+    }
+}
+
+/// Compresses `data` with gzip.
+pub(crate) fn gzip(data: &[u8]) -> Vec<u8> {
+    let mut encoder = GzEncoder::new(Vec::with_capacity(data.len() / 4 + 64), Compression::fast());
+    // Writing into a Vec cannot fail.
+    let _ = encoder.write_all(data);
+    encoder.finish().unwrap_or_default()
+}
+
+type Map = HashMap<CacheKey, Arc<Payload>>;
+
+/// Two-level cache of rendered payloads.
+#[derive(Debug)]
+pub(crate) struct ResponseCache {
+    read_write: Mutex<Map>,
+    read_only: ArcSwap<Map>,
+    use_read_only: bool,
+    expiry_ms: u64,
+}
+
+impl ResponseCache {
+    /// An empty cache; `use_read_only` enables the second level.
+    pub(crate) fn new(use_read_only: bool, expiry_ms: u64) -> Self {
+        Self {
+            read_write: Mutex::new(Map::new()),
+            read_only: ArcSwap::from_pointee(Map::new()),
+            use_read_only,
+            expiry_ms,
+        }
+    }
+
+    /// The payload for `key`, rendering it with `load` when neither level has it.
+    pub(crate) fn get(
+        &self,
+        key: &CacheKey,
+        now_ms: u64,
+        load: impl FnOnce() -> Payload,
+    ) -> Arc<Payload> {
+        if self.use_read_only {
+            if let Some(hit) = self.read_only.load().get(key) {
+                return hit.clone();
+            }
+        }
+        let payload = self.read_write_get(key, now_ms, load);
+        if self.use_read_only {
+            self.read_only.rcu(|map| {
+                let mut map = Map::clone(map);
+                map.entry(key.clone()).or_insert_with(|| payload.clone());
+                map
+            });
+        }
+        payload
+    }
+
+    fn read_write_get(
+        &self,
+        key: &CacheKey,
+        now_ms: u64,
+        load: impl FnOnce() -> Payload,
+    ) -> Arc<Payload> {
+        let mut map = self.read_write.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(hit) = map.get(key) {
+            if now_ms.saturating_sub(hit.created_ms) < self.expiry_ms {
+                return hit.clone();
+            }
+        }
+        let payload = Arc::new(load());
+        map.insert(key.clone(), payload.clone());
+        payload
+    }
+
+    /// Drops the read-write entries for `keys`; the read-only level keeps serving the old
+    /// payloads until its next refresh.
+    pub(crate) fn invalidate(&self, keys: &[CacheKey]) {
+        let mut map = self.read_write.lock().unwrap_or_else(|e| e.into_inner());
+        for key in keys {
+            map.remove(key);
+        }
+    }
+
+    /// Copies fresh read-write payloads over the read-only ones (the 30 s timer).
+    pub(crate) fn refresh_read_only(&self, now_ms: u64, load: impl Fn(&CacheKey) -> Payload) {
+        if !self.use_read_only {
+            return;
+        }
+        let current = self.read_only.load_full();
+        let mut next = Map::with_capacity(current.len());
+        for (key, old) in current.iter() {
+            let fresh = self.read_write_get(key, now_ms, || load(key));
+            next.insert(
+                key.clone(),
+                if Arc::ptr_eq(old, &fresh) {
+                    old.clone()
+                } else {
+                    fresh
+                },
+            );
+        }
+        self.read_only.store(Arc::new(next));
+    }
+}

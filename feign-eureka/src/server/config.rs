@@ -1,0 +1,95 @@
+//! Server settings and their defaults.
+
+use std::time::Duration;
+
+/// Limits applied to client input; every violation is answered 400 or 413 with a reason.
+#[derive(Debug, Clone)]
+pub(crate) struct Limits {
+    pub(crate) body_bytes: usize,
+    pub(crate) metadata_entries: usize,
+    pub(crate) metadata_key_len: usize,
+    pub(crate) metadata_value_len: usize,
+    pub(crate) name_len: usize,
+    pub(crate) field_len: usize,
+    pub(crate) lease_min_secs: u32,
+    pub(crate) lease_max_secs: u32,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self {
+            body_bytes: 1024 * 1024,
+            metadata_entries: 128,
+            metadata_key_len: 256,
+            metadata_value_len: 4096,
+            name_len: 256,
+            field_len: 2048,
+            lease_min_secs: 1,
+            lease_max_secs: 3600,
+        }
+    }
+}
+
+/// Token bucket settings for registrations per client address.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct RateLimit {
+    pub(crate) burst: u32,
+    pub(crate) per_second: u32,
+}
+
+/// Everything the registry and its HTTP front end can be told.
+#[derive(Debug, Clone)]
+pub(crate) struct ServerConfig {
+    pub(crate) bind: String,
+    pub(crate) eviction_interval: Duration,
+    pub(crate) self_preservation: bool,
+    pub(crate) renewal_percent_threshold: f64,
+    pub(crate) renewal_threshold_update_interval: Duration,
+    pub(crate) expected_client_renewal_interval_secs: u32,
+    pub(crate) expected_clients: u32,
+    pub(crate) read_only_cache: bool,
+    pub(crate) cache_update_interval: Duration,
+    pub(crate) cache_expiry: Duration,
+    pub(crate) delta_retention: Duration,
+    pub(crate) delta_retention_interval: Duration,
+    pub(crate) netflix_expiry: bool,
+    pub(crate) limits: Limits,
+    pub(crate) registration_rate: Option<RateLimit>,
+    pub(crate) peers: Vec<String>,
+    pub(crate) replication_batch_size: usize,
+    pub(crate) replication_delay: Duration,
+    pub(crate) replication_timeout: Duration,
+    pub(crate) replication_queue: usize,
+    pub(crate) shutdown_grace: Duration,
+}
+
+impl Default for ServerConfig {
+    fn default() -> Self {
+        Self {
+            bind: "127.0.0.1:8761".to_owned(),
+            eviction_interval: Duration::from_secs(60),
+            self_preservation: true,
+            renewal_percent_threshold: 0.85,
+            renewal_threshold_update_interval: Duration::from_secs(15 * 60),
+            expected_client_renewal_interval_secs: 30,
+            expected_clients: 1,
+            read_only_cache: true,
+            cache_update_interval: Duration::from_secs(30),
+            cache_expiry: Duration::from_secs(180),
+            delta_retention: Duration::from_secs(180),
+            delta_retention_interval: Duration::from_secs(30),
+            netflix_expiry: true,
+            limits: Limits::default(),
+            registration_rate: Some(RateLimit {
+                burst: 200,
+                per_second: 100,
+            }),
+            peers: Vec::new(),
+            replication_batch_size: 250,
+            replication_delay: Duration::from_millis(500),
+            replication_timeout: Duration::from_secs(5),
+            replication_queue: 10_000,
+            shutdown_grace: Duration::from_secs(10),
+        }
+    }
+}

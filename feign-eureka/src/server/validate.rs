@@ -1,0 +1,164 @@
+//! Input checks: Eureka's register validation, then this server's safety limits.
+
+use super::config::Limits;
+use crate::model::InstanceInfo;
+
+/// Checks an application name from a path or body: ASCII letters, digits, `.`, `_`, `-`.
+pub(crate) fn app_name(name: &str, limits: &Limits) -> Result<(), String> {
+    if name.is_empty() {
+        return Err("missing application name".to_owned());
+    }
+    if name.len() > limits.name_len {
+        return Err(format!(
+            "application name longer than {} bytes",
+            limits.name_len
+        ));
+    }
+    let allowed = |c: char| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-');
+    if !name.chars().all(allowed) || name.chars().all(|c| c == '.') {
+        return Err(format!(
+            "invalid application name {name:?}: use letters, digits, '.', '_' and '-'"
+        ));
+    }
+    Ok(())
+}
+
+/// Checks an instance id: printable, no path or query delimiters, bounded.
+pub(crate) fn instance_id(id: &str, limits: &Limits) -> Result<(), String> {
+    if id.is_empty() {
+        return Err("missing instance id".to_owned());
+    }
+    if id.len() > limits.name_len {
+        return Err(format!("instance id longer than {} bytes", limits.name_len));
+    }
+    let bad =
+        |c: char| c.is_control() || c.is_whitespace() || matches!(c, '/' | '\\' | '?' | '#' | '%');
+    if id.chars().any(bad) || id == "." || id == ".." {
+        return Err(format!("invalid instance id {id:?}"));
+    }
+    Ok(())
+}
+
+fn field(name: &str, value: &str, limits: &Limits) -> Result<(), String> {
+    if value.len() > limits.field_len {
+        return Err(format!("{name} longer than {} bytes", limits.field_len));
+    }
+    if value.chars().any(char::is_control) {
+        return Err(format!("{name} contains control characters"));
+    }
+    Ok(())
+}
+
+/// Eureka's `addInstance` validation in its order, then the limits.
+pub(crate) fn registration(
+    info: &InstanceInfo,
+    path_app: &str,
+    limits: &Limits,
+) -> Result<(), String> {
+    if info.id().trim().is_empty() {
+        return Err("Missing instanceId".to_owned());
+    }
+    if info.host_name.trim().is_empty() {
+        return Err("Missing hostname".to_owned());
+    }
+    if info.ip_addr.trim().is_empty() {
+        return Err("Missing ip address".to_owned());
+    }
+    if info.app.trim().is_empty() {
+        return Err("Missing appName".to_owned());
+    }
+    if info.app != path_app {
+        return Err(format!(
+            "Mismatched appName, expecting {path_app} but was {}",
+            info.app
+        ));
+    }
+    let Some(dc) = &info.data_center_info else {
+        return Err("Missing dataCenterInfo".to_owned());
+    };
+    if dc.name.is_empty() {
+        return Err("Missing dataCenterInfo Name".to_owned());
+    }
+    if !dc.has_known_name() {
+        return Err(format!("unknown dataCenterInfo name {:?}", dc.name));
+    }
+    instance_id(info.id(), limits)?;
+    field("hostName", &info.host_name, limits)?;
+    field("ipAddr", &info.ip_addr, limits)?;
+    let optional = [
+        ("appGroupName", &info.app_group_name),
+        ("homePageUrl", &info.home_page_url),
+        ("statusPageUrl", &info.status_page_url),
+        ("healthCheckUrl", &info.health_check_url),
+        ("secureHealthCheckUrl", &info.secure_health_check_url),
+        ("vipAddress", &info.vip_address),
+        ("secureVipAddress", &info.secure_vip_address),
+        ("asgName", &info.asg_name),
+        ("sid", &info.sid),
+    ];
+    for (name, value) in optional {
+        if let Some(value) = value {
+            field(name, value, limits)?;
+        }
+    }
+    metadata(info.metadata.iter(), limits)?;
+    if let Some(dc) = &info.data_center_info {
+        metadata(dc.metadata.iter(), limits)?;
+    }
+    Ok(())
+}
+
+/// Bounds a metadata map (entry count, key and value sizes, no control characters in keys).
+pub(crate) fn metadata<'a>(
+    entries: impl ExactSizeIterator<Item = (&'a String, &'a String)>,
+    limits: &Limits,
+) -> Result<(), String> {
+    if entries.len() > limits.metadata_entries {
+        return Err(format!(
+            "more than {} metadata entries",
+            limits.metadata_entries
+        ));
+    }
+    for (key, value) in entries {
+        if key.is_empty()
+            || key.len() > limits.metadata_key_len
+            || key.chars().any(char::is_control)
+        {
+            return Err(format!(
+                "invalid metadata key (empty, control characters or longer than {} bytes)",
+                limits.metadata_key_len
+            ));
+        }
+        if value.len() > limits.metadata_value_len {
+            return Err(format!(
+                "metadata value of {key:?} longer than {} bytes",
+                limits.metadata_value_len
+            ));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn app_names_reject_traversal_and_separators() {
+        let limits = Limits::default();
+        assert!(app_name("JAVA-SVC", &limits).is_ok());
+        assert!(app_name("../X", &limits).is_err());
+        assert!(app_name("A/B", &limits).is_err());
+        assert!(app_name("..", &limits).is_err());
+        assert!(app_name(&"A".repeat(10 * 1024), &limits).is_err());
+    }
+
+    #[test]
+    fn instance_ids_reject_delimiters() {
+        let limits = Limits::default();
+        assert!(instance_id("10.0.0.5:rust-svc:9000", &limits).is_ok());
+        assert!(instance_id("a/b", &limits).is_err());
+        assert!(instance_id("a b", &limits).is_err());
+        assert!(instance_id("a\r\nb", &limits).is_err());
+    }
+}
