@@ -3,6 +3,7 @@
 use http::header::CONTENT_TYPE;
 use serde::de::DeserializeOwned;
 
+use crate::error::Kind;
 use crate::{Error, Response};
 
 /// Reads a 2xx response into the method's return type.
@@ -59,7 +60,7 @@ pub(crate) fn decode_erased<T: DeserializeOwned>(
         Ok(())
     };
     decoder.decode(response, &mut DecodeTarget::new(&mut fill))?;
-    out.ok_or_else(|| Error::decode("decoder produced no value"))
+    out.ok_or_else(|| Error::new(Kind::Decode, "decoder produced no value"))
 }
 
 /// JSON through `serde_json` (the default). A `Content-Type` that is present and not JSON is a
@@ -107,9 +108,10 @@ pub(crate) fn check_json_content_type(response: &Response) -> Result<(), Error> 
             .filter(char::is_ascii_graphic)
             .take(64)
             .collect();
-        Err(Error::decode(format!(
-            "expected content type application/json, got `{shown}`"
-        )))
+        Err(Error::new(
+            Kind::Decode,
+            format!("expected content type application/json, got `{shown}`"),
+        ))
     }
 }
 
