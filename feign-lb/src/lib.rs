@@ -1,7 +1,88 @@
 //! feign-lb: discovery-backed client-side load balancing for feign-rs.
+//!
+//! A client declared with only a service name, `#[feign_client("order-service")]`, asks a
+//! [`feign_core::Resolver`] for an instance on every attempt. [`LoadBalancer`] is that
+//! resolver: it reads instances from [`InstanceSupplier`]s (a static list, a cache, active
+//! health checks, the Eureka discovery client), picks one with a [`Policy`], tracks every
+//! instance's in-flight count, latency and failures in atomics, ejects failing instances,
+//! and hands the client a Spring-compatible retry policy that retries on another instance
+//! under a retry budget.
+//!
+//! ```no_run
+//! use feign_lb::{LoadBalancer, Policy, StaticSupplier};
+//!
+//! let lb = LoadBalancer::builder()
+//!     .supplier(StaticSupplier::new("order-service", ["http://127.0.0.1:8081", "http://127.0.0.1:8082"]))
+//!     .policy(Policy::PeakEwma)
+//!     .build();
+//! // let orders = OrderServiceClient::builder().load_balancer(lb).build()?;
+//! # let _ = lb;
+//! ```
+//!
+//! # What happens on a pick
+//!
+//! Each service's instance list is an immutable snapshot, rebuilt when the supplier's
+//! [`InstanceSupplier::version`] moves (and as soon as [`InstanceSupplier::changed`] fires) and
+//! swapped atomically: **readers never take a lock, and a pick allocates nothing**. The pick:
+//!
+//! 1. the instance of the previous attempt when the retry policy asked for the same instance,
+//!    else the sticky-session cookie `sc-lb-instance-id` ([`StickySession`]) or the last
+//!    instance ([`Builder::same_instance_preference`]) while listed and not ejected;
+//! 2. routing filters, each falling back to what it was given when it matches nothing:
+//!    [`ZonePreference`] (metadata `zone`, with failover when the whole zone failed),
+//!    [`VersionRouting`] (metadata `version`), [`Hints`] (`X-SC-LB-Hint` against metadata
+//!    `hint`), [`Canary`] (metadata `canary=true`);
+//! 3. the policy over what is left, skipping every instance already tried in the call and
+//!    every ejected one (unless half or more are ejected: panic mode balances across all);
+//!    new and returning instances ramp up over 30 s ([`SlowStart`]).
+//!
+//! | policy | pick | state |
+//! |---|---|---|
+//! | [`Policy::RoundRobin`] (default) | next in turn, from a random start | one cursor per view |
+//! | [`Policy::Random`] | uniform | none |
+//! | [`Policy::Weighted`] | smooth stride schedule over metadata `weight` | one sequence per view |
+//! | [`Policy::LeastRequest`] | best of two distinct random instances by in-flight count | atomics |
+//! | [`Policy::PeakEwma`] | best of two by latency × (in-flight + 1), errors count as slow | atomics |
+//!
+//! # Failures
+//!
+//! Every attempt reports back through the [`feign_core::CallObserver`] the pick returned. A
+//! connect failure ejects the instance at once; 5 consecutive 5xx or timeouts eject it for
+//! 30 s, doubling up to 5 min; never more than max(1, 10 %) of the instances at a time
+//! ([`Ejection`]). The retry policy ([`RetryConfig`]) follows Spring's settings: no retry on
+//! the same instance, one on the next, idempotent methods only except when nothing was sent,
+//! status codes 502/503/504, optional backoff, and a [`RetryBudget`] of 20 % of calls + 10/s.
+//! When no instance can be chosen the error names the service and says whether none is
+//! registered or all were filtered out.
+//!
+//! Lifecycle hooks ([`LifecycleHook`]) and [`Counters`] are named after Spring's
+//! (`loadbalancer.requests.active|success|failed|discard`).
 
+mod balancer;
+mod budget;
+mod clock;
+mod config;
+mod filter;
 mod instance;
+mod lifecycle;
+mod retry;
+mod rng;
+mod service;
+mod snapshot;
+mod stats;
 mod supplier;
+mod suppliers;
+mod view;
 
+pub use balancer::{Builder, InstanceState, LoadBalancer, ServiceConfig};
+pub use budget::RetryBudget;
+pub use config::{Ejection, PeakEwma, Policy, SlowStart};
+pub use filter::{Canary, Hints, StickySession, VersionRouting, ZonePreference};
+pub use filter::{CANARY_KEY, HINT_KEY, VERSION_KEY, WEIGHT_KEY, ZONE_KEY};
 pub use instance::ServiceInstance;
+pub use lifecycle::{Completion, CompletionStatus, Counters, LifecycleHook};
+pub use retry::{Backoff, LbRetryPolicy, RetryConfig};
 pub use supplier::{InstanceSupplier, Instances};
+pub use suppliers::{
+    CachingSupplier, HealthCheckOptions, HealthCheckSupplier, InvalidUrl, StaticSupplier,
+};

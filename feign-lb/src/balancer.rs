@@ -1,0 +1,546 @@
+//! `LoadBalancer`: the [`feign_core::Resolver`] of clients declared with a service name.
+
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+use arc_swap::ArcSwap;
+use feign_core::{ChooseRequest, Chosen, Error, Resolver, RetryPolicy};
+
+use crate::clock::Clock;
+use crate::config::{Ejection, PeakEwma, Policy, SlowStart};
+use crate::filter::{Canary, Filters, Hints, StickySession, VersionRouting, ZonePreference};
+use crate::lifecycle::{Counters, LifecycleHook};
+use crate::service::{ServiceLb, Settings};
+use crate::{InstanceSupplier, RetryConfig, ServiceInstance};
+
+/// Client-side load balancer over instance suppliers: one lock-free, allocation-free pick per
+/// attempt, passive ejection, slow start, and retries across instances under a budget.
+///
+/// Cheap to clone; clones share all state. Hand it to a client builder's `.load_balancer(lb)`.
+#[derive(Clone)]
+pub struct LoadBalancer {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    defaults: Settings,
+    overrides: Vec<(String, ServiceConfig)>,
+    clock: Clock,
+    services: ArcSwap<Vec<Arc<ServiceLb>>>,
+    _shutdown: tokio::sync::watch::Sender<()>,
+}
+
+/// One instance's state as the balancer sees it now.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct InstanceState {
+    /// The instance.
+    pub instance: ServiceInstance,
+    /// Attempts in flight to it.
+    pub in_flight: u32,
+    /// Whether passive ejection holds it out now.
+    pub ejected: bool,
+    /// Its Peak-EWMA latency estimate now.
+    pub latency_estimate: Duration,
+}
+
+impl LoadBalancer {
+    /// Starts a builder with Spring Cloud LoadBalancer's defaults (round robin, one retry on the
+    /// next instance) plus passive ejection, slow start and a retry budget.
+    pub fn builder() -> Builder {
+        Builder::default()
+    }
+
+    fn service(&self, name: &str) -> Arc<ServiceLb> {
+        let find = |list: &Vec<Arc<ServiceLb>>| {
+            list.iter()
+                .find(|s| s.shared.name.eq_ignore_ascii_case(name))
+                .cloned()
+        };
+        if let Some(found) = find(&self.inner.services.load()) {
+            return found;
+        }
+        let settings = self.inner.settings_for(name);
+        let created = Arc::new(ServiceLb::new(name, settings, self.inner.clock));
+        let mut result = created.clone();
+        self.inner.services.rcu(|list| {
+            if let Some(found) = find(list) {
+                result = found;
+                return list.clone();
+            }
+            result = created.clone();
+            let mut next = (**list).clone();
+            next.push(created.clone());
+            Arc::new(next)
+        });
+        result
+    }
+
+    /// The counters of `service`, if it has been used.
+    pub fn counters(&self, service: &str) -> Option<Counters> {
+        let list = self.inner.services.load();
+        list.iter()
+            .find(|s| s.shared.name.eq_ignore_ascii_case(service))
+            .map(|s| s.shared.counters.read())
+    }
+
+    /// The instances of `service` with their live state (refreshing the list first).
+    pub fn instance_states(&self, service: &str) -> Vec<InstanceState> {
+        let lb = self.service(service);
+        lb.refresh();
+        let snap = lb.shared.snapshot.load();
+        let now = lb.shared.clock.now();
+        snap.stats
+            .iter()
+            .map(|s| InstanceState {
+                instance: s.instance.clone(),
+                in_flight: s.in_flight(),
+                ejected: s.ejection_pending(now),
+                latency_estimate: Duration::from_nanos(
+                    s.latency_estimate(now, lb.shared.decay_ns) as u64
+                ),
+            })
+            .collect()
+    }
+}
+
+impl Inner {
+    fn settings_for(&self, name: &str) -> Settings {
+        let mut settings = self.defaults.clone();
+        settings.seed = settings.seed.map(|seed| seed ^ fnv(name));
+        if let Some((_, config)) = self
+            .overrides
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+        {
+            config.apply(&mut settings);
+        }
+        settings
+    }
+}
+
+fn fnv(text: &str) -> u64 {
+    text.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+        (h ^ u64::from(b.to_ascii_lowercase())).wrapping_mul(0x100_0000_01b3)
+    })
+}
+
+impl Resolver for LoadBalancer {
+    fn choose(&self, request: &ChooseRequest<'_>) -> Result<Chosen, Error> {
+        self.service(request.service).choose(request)
+    }
+
+    fn retry_policy(&self, service: &str) -> Option<Arc<dyn RetryPolicy>> {
+        let policy: Arc<dyn RetryPolicy> = self.service(service).retry.clone();
+        Some(policy)
+    }
+}
+
+impl fmt::Debug for LoadBalancer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let services = self.inner.services.load();
+        let names: Vec<&str> = services.iter().map(|s| &*s.shared.name).collect();
+        f.debug_struct("LoadBalancer")
+            .field("policy", &self.inner.defaults.policy)
+            .field("services", &names)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Settings of one service that differ from the balancer's, as Spring's
+/// `@LoadBalancerClient(name = ..., configuration = ...)`.
+#[derive(Clone, Default)]
+#[must_use]
+pub struct ServiceConfig {
+    supplier: Option<Arc<dyn InstanceSupplier>>,
+    policy: Option<Policy>,
+    retry: Option<RetryConfig>,
+    zone: Option<Option<ZonePreference>>,
+    hints: Option<Option<Hints>>,
+    canary: Option<Option<Canary>>,
+    version: Option<Option<VersionRouting>>,
+    sticky: Option<Option<StickySession>>,
+    same_instance: Option<bool>,
+    ejection: Option<Ejection>,
+    slow_start: Option<SlowStart>,
+    peak_ewma: Option<PeakEwma>,
+    panic_threshold: Option<f64>,
+}
+
+impl fmt::Debug for ServiceConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ServiceConfig")
+            .field("policy", &self.policy)
+            .field("retry", &self.retry)
+            .field("has_supplier", &self.supplier.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+impl ServiceConfig {
+    /// Settings that inherit everything from the balancer.
+    pub fn new() -> Self {
+        ServiceConfig::default()
+    }
+
+    /// This service's own instance supplier.
+    pub fn supplier(mut self, supplier: impl InstanceSupplier) -> Self {
+        self.supplier = Some(Arc::new(supplier));
+        self
+    }
+
+    /// This service's own instance supplier, shared.
+    pub fn shared_supplier(mut self, supplier: Arc<dyn InstanceSupplier>) -> Self {
+        self.supplier = Some(supplier);
+        self
+    }
+
+    /// This service's policy.
+    pub fn policy(mut self, policy: Policy) -> Self {
+        self.policy = Some(policy);
+        self
+    }
+
+    /// This service's retry settings.
+    pub fn retry(mut self, retry: RetryConfig) -> Self {
+        self.retry = Some(retry);
+        self
+    }
+
+    /// This service's zone preference (`None` turns the balancer's off).
+    pub fn zone_preference(mut self, zone: impl Into<Option<ZonePreference>>) -> Self {
+        self.zone = Some(zone.into());
+        self
+    }
+
+    /// This service's hints (`None` turns the balancer's off).
+    pub fn hints(mut self, hints: impl Into<Option<Hints>>) -> Self {
+        self.hints = Some(hints.into());
+        self
+    }
+
+    /// This service's canary routing (`None` turns the balancer's off).
+    pub fn canary(mut self, canary: impl Into<Option<Canary>>) -> Self {
+        self.canary = Some(canary.into());
+        self
+    }
+
+    /// This service's version routing (`None` turns the balancer's off).
+    pub fn version_routing(mut self, routing: impl Into<Option<VersionRouting>>) -> Self {
+        self.version = Some(routing.into());
+        self
+    }
+
+    /// This service's sticky sessions (`None` turns the balancer's off).
+    pub fn sticky_session(mut self, sticky: impl Into<Option<StickySession>>) -> Self {
+        self.sticky = Some(sticky.into());
+        self
+    }
+
+    /// Whether this service prefers the instance it picked last.
+    pub fn same_instance_preference(mut self, yes: bool) -> Self {
+        self.same_instance = Some(yes);
+        self
+    }
+
+    /// This service's passive ejection.
+    pub fn ejection(mut self, ejection: Ejection) -> Self {
+        self.ejection = Some(ejection);
+        self
+    }
+
+    /// This service's slow start.
+    pub fn slow_start(mut self, slow_start: SlowStart) -> Self {
+        self.slow_start = Some(slow_start);
+        self
+    }
+
+    /// This service's Peak-EWMA tuning.
+    pub fn peak_ewma(mut self, peak_ewma: PeakEwma) -> Self {
+        self.peak_ewma = Some(peak_ewma);
+        self
+    }
+
+    /// This service's panic threshold (see [`Builder::panic_threshold`]).
+    pub fn panic_threshold(mut self, share: f64) -> Self {
+        self.panic_threshold = Some(clamp_share(share, 0.5));
+        self
+    }
+
+    fn apply(&self, s: &mut Settings) {
+        if let Some(supplier) = &self.supplier {
+            s.supplier = Some(supplier.clone());
+        }
+        if let Some(p) = self.policy {
+            s.policy = p;
+        }
+        if let Some(r) = &self.retry {
+            s.retry = r.clone();
+        }
+        if let Some(z) = &self.zone {
+            s.filters.zone = z.clone();
+        }
+        if let Some(h) = &self.hints {
+            s.filters.hints = h.clone();
+        }
+        if let Some(c) = &self.canary {
+            s.filters.canary = c.clone();
+        }
+        if let Some(v) = &self.version {
+            s.filters.version = v.clone();
+        }
+        if let Some(st) = &self.sticky {
+            s.filters.sticky = st.clone();
+        }
+        if let Some(same) = self.same_instance {
+            s.filters.same_instance = same;
+        }
+        if let Some(e) = &self.ejection {
+            s.ejection = e.clone();
+        }
+        if let Some(ss) = &self.slow_start {
+            s.slow_start = ss.clone();
+        }
+        if let Some(pe) = &self.peak_ewma {
+            s.peak_ewma = pe.clone();
+        }
+        if let Some(t) = self.panic_threshold {
+            s.panic_threshold = t;
+        }
+    }
+}
+
+fn clamp_share(share: f64, default: f64) -> f64 {
+    if share.is_nan() {
+        default
+    } else {
+        share.clamp(0.0, 1.0)
+    }
+}
+
+/// Builds a [`LoadBalancer`]. Every setting has a safe default; out-of-range values are
+/// clamped, as each setter says.
+#[must_use]
+pub struct Builder {
+    defaults: Settings,
+    overrides: Vec<(String, ServiceConfig)>,
+    hooks: Vec<Arc<dyn LifecycleHook>>,
+}
+
+impl Default for Builder {
+    fn default() -> Self {
+        Builder {
+            defaults: Settings {
+                supplier: None,
+                policy: Policy::default(),
+                filters: Filters::default(),
+                ejection: Ejection::default(),
+                slow_start: SlowStart::default(),
+                peak_ewma: PeakEwma::default(),
+                panic_threshold: 0.5,
+                retry: RetryConfig::default(),
+                hooks: Arc::from(Vec::new()),
+                seed: None,
+            },
+            overrides: Vec::new(),
+            hooks: Vec::new(),
+        }
+    }
+}
+
+impl fmt::Debug for Builder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Builder")
+            .field("policy", &self.defaults.policy)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Builder {
+    /// Where instances come from, for every service without its own supplier (no default:
+    /// without one, every pick fails with "no instance").
+    pub fn supplier(mut self, supplier: impl InstanceSupplier) -> Self {
+        self.defaults.supplier = Some(Arc::new(supplier));
+        self
+    }
+
+    /// Same as [`Builder::supplier`], for a supplier shared with other code (e.g. a discovery
+    /// client also used elsewhere).
+    pub fn shared_supplier(mut self, supplier: Arc<dyn InstanceSupplier>) -> Self {
+        self.defaults.supplier = Some(supplier);
+        self
+    }
+
+    /// The policy (default [`Policy::RoundRobin`]).
+    pub fn policy(mut self, policy: Policy) -> Self {
+        self.defaults.policy = policy;
+        self
+    }
+
+    /// Retry settings (default [`RetryConfig::new`]).
+    pub fn retry(mut self, retry: RetryConfig) -> Self {
+        self.defaults.retry = retry;
+        self
+    }
+
+    /// Settings for one service that differ from the others (case-insensitive name).
+    pub fn service(mut self, name: impl Into<String>, config: ServiceConfig) -> Self {
+        self.overrides.push((name.into(), config));
+        self
+    }
+
+    /// Zone preference with failover (default off).
+    pub fn zone_preference(mut self, zone: ZonePreference) -> Self {
+        self.defaults.filters.zone = Some(zone);
+        self
+    }
+
+    /// Hint routing by `X-SC-LB-Hint` (default off).
+    pub fn hints(mut self, hints: Hints) -> Self {
+        self.defaults.filters.hints = Some(hints);
+        self
+    }
+
+    /// Canary routing (default off).
+    pub fn canary(mut self, canary: Canary) -> Self {
+        self.defaults.filters.canary = Some(canary);
+        self
+    }
+
+    /// Version routing (default off).
+    pub fn version_routing(mut self, routing: VersionRouting) -> Self {
+        self.defaults.filters.version = Some(routing);
+        self
+    }
+
+    /// Request-based sticky sessions by cookie `sc-lb-instance-id` (default off).
+    pub fn sticky_session(mut self, sticky: StickySession) -> Self {
+        self.defaults.filters.sticky = Some(sticky);
+        self
+    }
+
+    /// Prefer the instance picked last while it is listed and not ejected (Spring's
+    /// same-instance preference; default off).
+    pub fn same_instance_preference(mut self, yes: bool) -> Self {
+        self.defaults.filters.same_instance = yes;
+        self
+    }
+
+    /// Passive ejection (default [`Ejection::new`]).
+    pub fn ejection(mut self, ejection: Ejection) -> Self {
+        self.defaults.ejection = ejection;
+        self
+    }
+
+    /// Slow start (default [`SlowStart::new`]: 30 s).
+    pub fn slow_start(mut self, slow_start: SlowStart) -> Self {
+        self.defaults.slow_start = slow_start;
+        self
+    }
+
+    /// Peak-EWMA tuning (default [`PeakEwma::new`]).
+    pub fn peak_ewma(mut self, peak_ewma: PeakEwma) -> Self {
+        self.defaults.peak_ewma = peak_ewma;
+        self
+    }
+
+    /// When this share of a service's instances (default 0.5) or more is ejected, balance
+    /// across all of them, ejected or not. Clamped to 0.0..=1.0.
+    pub fn panic_threshold(mut self, share: f64) -> Self {
+        self.defaults.panic_threshold = clamp_share(share, 0.5);
+        self
+    }
+
+    /// Adds a lifecycle hook.
+    pub fn lifecycle(mut self, hook: impl LifecycleHook) -> Self {
+        self.hooks.push(Arc::new(hook));
+        self
+    }
+
+    /// Seeds every random choice (start positions, random and two-choice picks, canary
+    /// draws, jitter), for deterministic tests. Default: a random seed.
+    pub fn seed(mut self, seed: u64) -> Self {
+        self.defaults.seed = Some(seed);
+        self
+    }
+
+    /// Builds the balancer. Inside a tokio runtime it also listens to each supplier's
+    /// [`InstanceSupplier::changed`], so lists are rebuilt as soon as they change; outside one,
+    /// picks still notice a moved [`InstanceSupplier::version`] themselves.
+    pub fn build(mut self) -> LoadBalancer {
+        self.defaults.hooks = Arc::from(self.hooks);
+        let (shutdown, _) = tokio::sync::watch::channel(());
+        let lb = LoadBalancer {
+            inner: Arc::new(Inner {
+                defaults: self.defaults,
+                overrides: self.overrides,
+                clock: Clock::new(),
+                services: ArcSwap::from_pointee(Vec::new()),
+                _shutdown: shutdown,
+            }),
+        };
+        let names: Vec<String> = lb.inner.overrides.iter().map(|(n, _)| n.clone()).collect();
+        for name in &names {
+            lb.service(name);
+        }
+        lb.listen();
+        lb
+    }
+
+    /// Balancer of `services` from one static list each, for tests and fixed topologies.
+    pub fn static_lists<'a>(
+        self,
+        services: impl IntoIterator<Item = (&'a str, Vec<&'a str>)>,
+    ) -> Self {
+        let mut supplier = crate::StaticSupplier::empty();
+        for (name, urls) in services {
+            supplier = supplier.with_service(name, urls);
+        }
+        self.supplier(supplier)
+    }
+}
+
+impl LoadBalancer {
+    fn listen(&self) {
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        let mut suppliers: Vec<Arc<dyn InstanceSupplier>> = Vec::new();
+        let mut add = |s: &Arc<dyn InstanceSupplier>| {
+            if !suppliers.iter().any(|known| Arc::ptr_eq(known, s)) {
+                suppliers.push(s.clone());
+            }
+        };
+        if let Some(s) = &self.inner.defaults.supplier {
+            add(s);
+        }
+        for (_, config) in &self.inner.overrides {
+            if let Some(s) = &config.supplier {
+                add(s);
+            }
+        }
+        for supplier in suppliers {
+            let weak = Arc::downgrade(&self.inner);
+            let mut shutdown = self.inner._shutdown.subscribe();
+            runtime.spawn(async move {
+                loop {
+                    let seen = supplier.version();
+                    tokio::select! {
+                        _ = supplier.changed(seen) => {}
+                        _ = shutdown.changed() => return,
+                    }
+                    let Some(inner) = weak.upgrade() else { return };
+                    for service in inner.services.load().iter() {
+                        if service
+                            .supplier()
+                            .is_some_and(|s| Arc::ptr_eq(s, &supplier))
+                        {
+                            service.refresh();
+                        }
+                    }
+                }
+            });
+        }
+    }
+}

@@ -1,0 +1,261 @@
+//! Per-instance state in atomics: in-flight count, Peak-EWMA latency, consecutive failures,
+//! ejection deadline, slow-start ramp. It is also the attempt's [`CallObserver`].
+
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::Weak;
+use std::time::Duration;
+
+use feign_core::{AttemptOutcome, CallObserver};
+
+use crate::clock::nanos;
+use crate::lifecycle::{Completion, CompletionStatus, LiveCounters};
+use crate::service::ServiceShared;
+use crate::ServiceInstance;
+
+/// One instance's live state, kept across snapshot rebuilds while the instance stays listed.
+/// Aligned to a cache line so that two instances' counters never share one.
+#[repr(align(64))]
+pub(crate) struct InstanceStats {
+    pub(crate) instance: ServiceInstance,
+    service: Weak<ServiceShared>,
+    in_flight: AtomicU32,
+    ewma_bits: AtomicU64,
+    ewma_at: AtomicU64,
+    consecutive_failures: AtomicU32,
+    ejected_until: AtomicU64,
+    ejection_level: AtomicU32,
+    ramp_start: AtomicU64,
+    failed_until: AtomicU64,
+}
+
+impl InstanceStats {
+    /// State for a newly listed instance; `ramp_from` starts its slow start (0: none).
+    pub(crate) fn new(
+        instance: ServiceInstance,
+        service: Weak<ServiceShared>,
+        default_rtt_ns: f64,
+        ramp_from: u64,
+    ) -> Self {
+        InstanceStats {
+            instance,
+            service,
+            in_flight: AtomicU32::new(0),
+            ewma_bits: AtomicU64::new(default_rtt_ns.to_bits()),
+            ewma_at: AtomicU64::new(0),
+            consecutive_failures: AtomicU32::new(0),
+            ejected_until: AtomicU64::new(0),
+            ejection_level: AtomicU32::new(0),
+            ramp_start: AtomicU64::new(ramp_from),
+            failed_until: AtomicU64::new(0),
+        }
+    }
+
+    pub(crate) fn in_flight(&self) -> u32 {
+        self.in_flight.load(Ordering::Relaxed)
+    }
+
+    pub(crate) fn started(&self) {
+        self.in_flight.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Whether the instance is ejected at `now`. An expired ejection is cleared here (once),
+    /// keeping the service's ejected count in step.
+    pub(crate) fn is_ejected(&self, now: u64, shared: &ServiceShared) -> bool {
+        let until = self.ejected_until.load(Ordering::Relaxed);
+        if until == 0 {
+            return false;
+        }
+        if now < until {
+            return true;
+        }
+        if self
+            .ejected_until
+            .compare_exchange(until, 0, Ordering::Relaxed, Ordering::Relaxed)
+            .is_ok()
+        {
+            shared.ejected.fetch_sub(1, Ordering::Relaxed);
+        }
+        false
+    }
+
+    /// Whether an ejection deadline is set at all: one load, no clock.
+    pub(crate) fn ejection_pending_fast(&self) -> bool {
+        self.ejected_until.load(Ordering::Relaxed) != 0
+    }
+
+    /// Whether the deadline is set, without clearing it (for counting).
+    pub(crate) fn ejection_pending(&self, now: u64) -> bool {
+        let until = self.ejected_until.load(Ordering::Relaxed);
+        until != 0 && now < until
+    }
+
+    /// Whether a failure was seen within the zone-failover memory.
+    pub(crate) fn recently_failed(&self, now: u64) -> bool {
+        now < self.failed_until.load(Ordering::Relaxed)
+    }
+
+    /// The share of its normal traffic a ramping instance gets at `now`, in (0, 1]; 1 when
+    /// not ramping.
+    pub(crate) fn ramp_factor(&self, now: u64, window_ns: u64, min_factor: f64) -> f64 {
+        let start = self.ramp_start.load(Ordering::Relaxed);
+        if start == 0 || window_ns == 0 || now >= start.saturating_add(window_ns) {
+            return 1.0;
+        }
+        let elapsed = now.saturating_sub(start).max(1) as f64;
+        (elapsed / window_ns as f64).max(min_factor)
+    }
+
+    /// Starts (or restarts) the slow-start ramp at `at`.
+    pub(crate) fn start_ramp(&self, at: u64) {
+        self.ramp_start.store(at, Ordering::Relaxed);
+    }
+
+    /// The Peak-EWMA latency estimate in nanoseconds, decayed to `now`.
+    pub(crate) fn latency_estimate(&self, now: u64, decay_ns: f64) -> f64 {
+        let estimate = f64::from_bits(self.ewma_bits.load(Ordering::Relaxed));
+        let at = self.ewma_at.load(Ordering::Relaxed);
+        if at == 0 || now <= at {
+            return estimate;
+        }
+        estimate * (-((now - at) as f64) / decay_ns).exp()
+    }
+
+    /// The Peak-EWMA cost: latency estimate times (in-flight + 1).
+    pub(crate) fn peak_ewma_cost(&self, now: u64, decay_ns: f64) -> f64 {
+        self.latency_estimate(now, decay_ns) * f64::from(self.in_flight() + 1)
+    }
+
+    fn observe_latency(&self, sample_ns: f64, now: u64, decay_ns: f64) {
+        let previous_at = self.ewma_at.swap(now, Ordering::Relaxed);
+        let weight = if previous_at == 0 || now <= previous_at {
+            0.0
+        } else {
+            (-((now - previous_at) as f64) / decay_ns).exp()
+        };
+        let _ = self
+            .ewma_bits
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |bits| {
+                let estimate = f64::from_bits(bits);
+                let next = if sample_ns > estimate {
+                    sample_ns // the peak: jump up at once
+                } else {
+                    estimate * weight + sample_ns * (1.0 - weight)
+                };
+                Some(next.to_bits())
+            });
+    }
+
+    fn record_success(&self) {
+        self.consecutive_failures.store(0, Ordering::Relaxed);
+        if self.failed_until.load(Ordering::Relaxed) != 0 {
+            self.failed_until.store(0, Ordering::Relaxed);
+        }
+    }
+
+    fn record_failure(&self, shared: &ServiceShared, now: u64, connect: bool) {
+        let failures = self.consecutive_failures.fetch_add(1, Ordering::Relaxed) + 1;
+        self.failed_until
+            .store(now.saturating_add(shared.failed_ttl_ns), Ordering::Relaxed);
+        let ejection = &shared.ejection;
+        if ejection.enabled
+            && ((connect && ejection.eject_on_connect_failure)
+                || failures >= ejection.consecutive_failures)
+        {
+            self.try_eject(shared, now);
+        }
+    }
+
+    fn try_eject(&self, shared: &ServiceShared, now: u64) {
+        if self.ejection_pending(now) {
+            return;
+        }
+        let snapshot = shared.snapshot.load();
+        let listed = snapshot.stats.len();
+        let ejected = snapshot
+            .stats
+            .iter()
+            .filter(|s| s.ejection_pending(now))
+            .count();
+        let cap = ((listed as f64 * shared.ejection.max_percent / 100.0).floor() as usize).max(1);
+        if ejected >= cap {
+            return;
+        }
+        let ejection = &shared.ejection;
+        let base = nanos(ejection.base_time);
+        let max = nanos(ejection.max_time).max(base);
+        let previous_end = self.ramp_start.load(Ordering::Relaxed);
+        // An instance healthy for longer than the longest ejection starts over at the base time.
+        if previous_end != 0 && now.saturating_sub(previous_end) > max {
+            self.ejection_level.store(0, Ordering::Relaxed);
+        }
+        let level = self.ejection_level.fetch_add(1, Ordering::Relaxed).min(20);
+        let length = base.saturating_mul(1u64 << level).min(max);
+        let until = now.saturating_add(length).max(1);
+        if self.ejected_until.swap(until, Ordering::Relaxed) == 0 {
+            shared.ejected.fetch_add(1, Ordering::Relaxed);
+        }
+        self.consecutive_failures.store(0, Ordering::Relaxed);
+        self.start_ramp(until);
+        shared.note_ramp(until);
+        LiveCounters::bump(&shared.counters.ejections);
+        tracing::warn!(
+            service = %shared.name,
+            instance = %self.instance.instance_id(),
+            seconds = Duration::from_nanos(length).as_secs_f64(),
+            "instance ejected"
+        );
+    }
+}
+
+impl CallObserver for InstanceStats {
+    fn on_complete(&self, outcome: &AttemptOutcome<'_>, elapsed: Duration) {
+        let _ = self
+            .in_flight
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| n.checked_sub(1));
+        let Some(shared) = self.service.upgrade() else {
+            return;
+        };
+        let _ = shared
+            .counters
+            .active
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| n.checked_sub(1));
+        let now = shared.clock.now();
+        let sample = nanos(elapsed) as f64;
+        let penalty = shared.error_penalty_ns;
+        let status = match outcome {
+            AttemptOutcome::Response(code) => {
+                if code.is_server_error() {
+                    self.observe_latency(sample.max(penalty), now, shared.decay_ns);
+                    self.record_failure(&shared, now, false);
+                } else {
+                    self.observe_latency(sample, now, shared.decay_ns);
+                    self.record_success();
+                }
+                LiveCounters::bump(&shared.counters.success);
+                CompletionStatus::Success
+            }
+            AttemptOutcome::Failed(error) => {
+                self.observe_latency(sample.max(penalty), now, shared.decay_ns);
+                self.record_failure(&shared, now, error.is_connect());
+                LiveCounters::bump(&shared.counters.failed);
+                CompletionStatus::Failed
+            }
+            _ => {
+                LiveCounters::bump(&shared.counters.discard);
+                CompletionStatus::Discard
+            }
+        };
+        if !shared.hooks.is_empty() {
+            let completion = Completion {
+                service: &shared.name,
+                instance: Some(&self.instance),
+                status,
+                outcome: Some(outcome),
+                elapsed,
+            };
+            for hook in shared.hooks.iter() {
+                hook.on_complete(&completion);
+            }
+        }
+    }
+}

@@ -1,0 +1,11 @@
+//! Instance suppliers that compose as filters, as in Spring Cloud LoadBalancer's chain: a
+//! static list, a cache over a slower source, active health checks.
+
+mod caching;
+mod health;
+mod static_list;
+mod versioned;
+
+pub use caching::CachingSupplier;
+pub use health::{HealthCheckOptions, HealthCheckSupplier};
+pub use static_list::{InvalidUrl, StaticSupplier};

@@ -1,0 +1,142 @@
+//! Views: precomputed index lists over a snapshot (all instances, one zone, one hint value, ...)
+//! with the per-view cursor state round robin and weighted picks need.
+
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+
+/// The largest scaled weight of the stride schedule.
+const MAX_WEIGHT: u64 = u16::MAX as u64;
+
+/// A subset of a snapshot's instances, by index, with its own cursors.
+#[derive(Debug)]
+pub(crate) struct View {
+    pub(crate) members: Box<[u32]>,
+    cursor: AtomicUsize,
+    stride: Option<Stride>,
+}
+
+/// gRPC's static stride scheduler: lock-free smooth weighted round robin whose cost depends on
+/// the spread of the weights, not on their sum.
+#[derive(Debug)]
+struct Stride {
+    scaled: Box<[u16]>,
+    sequence: AtomicU64,
+}
+
+impl View {
+    /// A view over `members`; `weights` (indexed by instance) enables the weighted schedule.
+    pub(crate) fn new(members: Vec<u32>, weights: Option<&[u32]>, start: u64) -> View {
+        let stride = weights.and_then(|w| Stride::new(&members, w, start));
+        View {
+            cursor: AtomicUsize::new(start as usize),
+            members: members.into_boxed_slice(),
+            stride,
+        }
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.members.len()
+    }
+
+    pub(crate) fn is_empty(&self) -> bool {
+        self.members.is_empty()
+    }
+
+    /// The member at `pos`, as an instance index.
+    pub(crate) fn at(&self, pos: usize) -> usize {
+        self.members[pos] as usize
+    }
+
+    /// The next position in round-robin order. Never divides by zero (callers ensure the view
+    /// is not empty) and keeps the rotation order across the counter's wrap.
+    pub(crate) fn next_round_robin(&self) -> usize {
+        let len = self.members.len();
+        debug_assert!(len > 0);
+        let previous = self
+            .cursor
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |c| {
+                Some(match c.checked_add(1) {
+                    Some(next) => next,
+                    // At the wrap, continue from the equivalent position so the order holds.
+                    None => c % len + 1,
+                })
+            })
+            .unwrap_or_else(|c| c);
+        previous % len
+    }
+
+    /// The next position of the weighted schedule (round robin when there are no weights).
+    pub(crate) fn next_weighted(&self) -> usize {
+        match &self.stride {
+            Some(stride) => stride.next(),
+            None => self.next_round_robin(),
+        }
+    }
+}
+
+impl Stride {
+    fn new(members: &[u32], weights: &[u32], start: u64) -> Option<Stride> {
+        let max = members.iter().map(|&m| weights[m as usize]).max()?;
+        if members.iter().all(|&m| weights[m as usize] == max) {
+            return None; // equal weights: plain round robin
+        }
+        let scaled = members
+            .iter()
+            .map(|&m| {
+                let w = u64::from(weights[m as usize]);
+                let s = (w * MAX_WEIGHT + u64::from(max) / 2) / u64::from(max);
+                s.clamp(1, MAX_WEIGHT) as u16
+            })
+            .collect();
+        Some(Stride {
+            scaled,
+            sequence: AtomicU64::new(start),
+        })
+    }
+
+    fn next(&self) -> usize {
+        let n = self.scaled.len() as u64;
+        loop {
+            let seq = self.sequence.fetch_add(1, Ordering::Relaxed);
+            let pos = seq % n;
+            let generation = seq / n;
+            let weight = u64::from(self.scaled[pos as usize]);
+            let offset = MAX_WEIGHT / 2 * pos;
+            if (weight.wrapping_mul(generation).wrapping_add(offset)) % MAX_WEIGHT
+                >= MAX_WEIGHT - weight
+            {
+                return pos as usize;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_robin_keeps_order_across_the_wrap() {
+        let view = View::new(vec![0, 1, 2], None, (usize::MAX - 2) as u64);
+        let picks: Vec<usize> = (0..10).map(|_| view.next_round_robin()).collect();
+        for pair in picks.windows(2) {
+            assert_eq!(pair[1], (pair[0] + 1) % 3, "{picks:?}");
+        }
+    }
+
+    #[test]
+    fn weighted_five_one_one_interleaves() {
+        let weights = [5, 1, 1];
+        let view = View::new(vec![0, 1, 2], Some(&weights), 0);
+        let picks: Vec<usize> = (0..70).map(|_| view.next_weighted()).collect();
+        // Every window of 7 holds exactly 5 a's, one b and one c, and b and c are never adjacent.
+        for chunk in picks.chunks(7) {
+            assert_eq!(chunk.iter().filter(|&&p| p == 0).count(), 5, "{picks:?}");
+        }
+        for pair in picks.windows(2) {
+            assert!(
+                !(pair[0] != 0 && pair[1] != 0),
+                "minor picks adjacent: {picks:?}"
+            );
+        }
+    }
+}
