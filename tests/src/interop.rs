@@ -41,6 +41,7 @@ use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::OnceLock;
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -57,8 +58,10 @@ const PROBE_INTERVAL: Duration = Duration::from_millis(250);
 /// choosing it and the JVM binding it).
 const START_ATTEMPTS: usize = 3;
 
-/// JVM options favouring start-up time over peak speed; the fixtures are small and short-lived.
+/// JVM options favouring start-up time over peak speed (the fixtures are small and short-lived),
+/// and making the app exit when its stdin closes, i.e. when the test process ends however it ends.
 const JVM_OPTIONS: &[&str] = &[
+    "-Dfeign.interop.exitOnStdinEof=true",
     "-XX:TieredStopAtLevel=1",
     "-XX:+UseSerialGC",
     "-Xmx256m",
@@ -93,7 +96,8 @@ impl Fixture {
 /// A running Java fixture: a child JVM listening on `127.0.0.1:port`.
 ///
 /// Dropping it kills the process (SIGKILL) and waits for it; [`JavaApp::stop`] shuts it down
-/// gracefully instead.
+/// gracefully instead. Should the test process die without dropping it, the JVM notices its
+/// stdin closing and exits on its own.
 pub struct JavaApp {
     fixture: Fixture,
     child: Option<Child>,
@@ -127,6 +131,17 @@ impl JavaApp {
     /// the tail of the app's log, if the server does not become ready.
     pub fn eureka_server(extra_args: &[&str]) -> Option<JavaApp> {
         Self::launch(Fixture::EurekaServer, &[], extra_args)
+    }
+
+    /// A Eureka server shared by every caller in this test binary, started on first use with
+    /// default arguments and stopped when the process exits.
+    ///
+    /// Cheaper than one server per test on a small machine; tests sharing it must use distinct
+    /// application names and must not expect an empty registry. Tests that restart or stop the
+    /// server need their own [`JavaApp::eureka_server`]. Skips or panics as that does.
+    pub fn shared_eureka_server() -> Option<&'static JavaApp> {
+        static SHARED: OnceLock<Option<JavaApp>> = OnceLock::new();
+        SHARED.get_or_init(|| Self::eureka_server(&[])).as_ref()
     }
 
     /// Starts the `java-svc` Spring Boot app registered with the Eureka server at `eureka_url`
@@ -261,7 +276,8 @@ impl JavaApp {
             .map_err(|e| NotReady::other(format!("cannot share the log file: {e}")))?;
         let child = Command::new(&self.args[0])
             .args(&self.args[1..])
-            .stdin(Stdio::null())
+            // The child exits when this pipe closes (see JVM_OPTIONS); `Child` holds its write end.
+            .stdin(Stdio::piped())
             .stdout(log)
             .stderr(stderr)
             .spawn()

@@ -24,8 +24,8 @@ fn wait_for(url: &str, timeout: Duration, done: impl Fn(u16, &Value) -> bool) ->
 }
 
 #[test]
-fn eureka_server_starts_empty_and_java_svc_registers_and_deregisters() {
-    let Some(server) = JavaApp::eureka_server(&[]) else {
+fn eureka_server_starts_empty_java_svc_registers_and_deregisters_and_server_restarts() {
+    let Some(mut server) = JavaApp::eureka_server(&[]) else {
         return;
     };
     assert_eq!(
@@ -66,6 +66,13 @@ fn eureka_server_starts_empty_and_java_svc_registers_and_deregisters() {
         "a graceful stop deregisters: {}",
         gone.text()
     );
+
+    let (port, pid) = (server.port(), server.pid());
+    server.restart();
+    assert_eq!(server.port(), port, "a restart keeps the port");
+    assert_ne!(server.pid(), pid, "a restart starts a new process");
+    let apps = http_get(&format!("{}apps", server.eureka_url())).expect("GET /eureka/apps");
+    assert_eq!(apps.status, 200, "{}", apps.text());
 
     server.stop();
 }
