@@ -365,6 +365,18 @@ impl Server {
         self.requests.lock().unwrap().clone()
     }
 
+    pub fn request_count(&self) -> usize {
+        self.requests.lock().unwrap().len()
+    }
+
+    pub fn last_target(&self) -> Option<String> {
+        self.requests
+            .lock()
+            .unwrap()
+            .last()
+            .map(|r| r.target.clone())
+    }
+
     pub fn targets(&self) -> Vec<String> {
         self.recorded().into_iter().map(|r| r.target).collect()
     }
