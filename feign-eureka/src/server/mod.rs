@@ -115,6 +115,19 @@ impl EurekaServer {
         self.state.registry.size()
     }
 
+    /// The self-preservation numbers as Eureka computes them (§5.3 of the protocol notes).
+    pub fn self_preservation(&self) -> SelfPreservation {
+        let registry = &self.state.registry;
+        let expectation = registry.expectation();
+        SelfPreservation {
+            enabled: registry.config.self_preservation,
+            expected_clients: expectation.expected_clients,
+            renews_threshold: expectation.renews_threshold,
+            renews_last_minute: registry.renews_last_min(),
+            lease_expiration_enabled: registry.lease_expiration_enabled(),
+        }
+    }
+
     /// Replication items dropped because a peer's queue was full.
     pub fn dropped_replications(&self) -> u64 {
         self.state.registry.replicator().dropped()
@@ -153,6 +166,23 @@ impl Drop for EurekaServer {
             task.abort();
         }
     }
+}
+
+/// A snapshot of the self-preservation state.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct SelfPreservation {
+    /// Whether self-preservation is switched on.
+    pub enabled: bool,
+    /// Eureka's `expectedNumberOfClientsSendingRenews`.
+    pub expected_clients: u32,
+    /// Renewals per minute needed to allow eviction:
+    /// `⌊expected × (60 / 30) × threshold⌋`.
+    pub renews_threshold: u32,
+    /// Renewals counted in the last complete minute.
+    pub renews_last_minute: u64,
+    /// Whether eviction currently runs (self-preservation off, or renewals above threshold).
+    pub lease_expiration_enabled: bool,
 }
 
 /// Configures and starts an [`EurekaServer`].
