@@ -19,31 +19,8 @@ public class JavaSvc {
     }
 
     public static void main(String[] args) {
-        exitWhenStdinCloses();
+        ExitWithLauncher.whenStdinCloses();
         SpringApplication.run(JavaSvc.class, args);
-    }
-
-    /**
-     * With {@code -Dfeign.interop.exitOnStdinEof=true}, exits (running shutdown hooks) when stdin
-     * reaches end of file: the launcher holds the write end, so the app never outlives the test
-     * process, however that process ends.
-     */
-    static void exitWhenStdinCloses() {
-        if (!Boolean.getBoolean("feign.interop.exitOnStdinEof")) {
-            return;
-        }
-        Thread watcher = new Thread(() -> {
-            try {
-                while (System.in.read() != -1) {
-                    // discard
-                }
-            } catch (java.io.IOException e) {
-                // treat as closed
-            }
-            System.exit(0);
-        }, "stdin-eof-watcher");
-        watcher.setDaemon(true);
-        watcher.start();
     }
 
     @GetMapping("/hello")
