@@ -195,11 +195,14 @@ async fn never_means_one_attempt() {
     assert_eq!(calls.load(Ordering::SeqCst), 1);
 }
 
+/// What a resolver was asked: attempt, instances tried, instance asked for again.
+type Asked = (u32, Vec<String>, Option<String>);
+
 /// A resolver over fixed instances that records what it was asked and how attempts ended.
 #[derive(Default)]
 struct Instances {
     urls: Vec<(&'static str, String)>,
-    asked: Mutex<Vec<(u32, Vec<String>, Option<String>)>>,
+    asked: Mutex<Vec<Asked>>,
     outcomes: Arc<Mutex<Vec<String>>>,
     policy: Option<Arc<dyn RetryPolicy>>,
     empty: bool,

@@ -81,6 +81,15 @@ impl Core {
         RequestArgs::new(meta, self.inner.encoder.clone())
     }
 
+    /// Expands the arguments into the request interceptors would see, without sending it
+    /// (for benchmarks and tests of template expansion).
+    #[doc(hidden)]
+    pub fn prepare(&self, args: RequestArgs) -> Result<crate::RequestTemplate, Error> {
+        let key = args.meta.key;
+        args.into_template(&self.inner.prefix, self.inner.client_meta.service)
+            .map_err(|e| e.with_method_key(key))
+    }
+
     /// Runs the call: a non-2xx response becomes the ErrorDecoder's error.
     pub async fn execute(&self, args: RequestArgs) -> Result<Response, Error> {
         let key = args.meta.key;

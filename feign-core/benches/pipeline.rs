@@ -1,0 +1,114 @@
+//! The whole pipeline against an in-process server, next to raw reqwest doing the same call,
+//! and against a no-op tower service to isolate the framework's own CPU per call.
+//!
+//! Run with `cargo bench -p feign-core --bench pipeline`.
+
+#[path = "../tests/support/mod.rs"]
+mod support;
+
+use std::convert::Infallible;
+
+use axum::extract::Path;
+use axum::routing::get;
+use axum::{Json, Router};
+use bytes::Bytes;
+use criterion::{criterion_group, criterion_main, Criterion};
+use feign_core::Retryer;
+use http_body_util::{BodyExt, Full};
+use support::{Order, OrderClient, Server};
+use tower::ServiceExt;
+
+fn noop_service() -> impl tower::Service<
+    http::Request<Bytes>,
+    Response = http::Response<Full<Bytes>>,
+    Error = Infallible,
+    Future = impl Send,
+> + Clone
+       + Send
+       + Sync
+       + 'static {
+    tower::service_fn(|_req: http::Request<Bytes>| async {
+        Ok::<_, Infallible>(
+            http::Response::builder()
+                .status(204)
+                .body(Full::new(Bytes::new()))
+                .unwrap(),
+        )
+    })
+}
+
+fn pipeline(c: &mut Criterion) {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    let server = rt.block_on(Server::start(Router::new().route(
+        "/api/orders/{id}",
+        get(|Path(id): Path<u64>| async move {
+            Json(Order {
+                id,
+                item: "book".into(),
+            })
+        }),
+    )));
+    let url = server.url();
+    let feign = OrderClient::builder()
+        .url(&url)
+        .retryer(Retryer::never())
+        .build()
+        .unwrap();
+    let raw = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap();
+
+    let mut group = c.benchmark_group("pipeline");
+    group.bench_function("feign_get_json_loopback", |b| {
+        b.to_async(&rt)
+            .iter(|| async { feign.get_order(&42).await.unwrap() })
+    });
+    let order_url = format!("{url}/api/orders/42");
+    group.bench_function("reqwest_get_json_loopback", |b| {
+        b.to_async(&rt).iter(|| async {
+            let response = raw
+                .get(&order_url)
+                .header("accept", "application/json")
+                .send()
+                .await
+                .unwrap();
+            let body = response.error_for_status().unwrap().bytes().await.unwrap();
+            serde_json::from_slice::<Order>(&body).unwrap()
+        })
+    });
+
+    let in_process = OrderClient::builder()
+        .url("http://orders.test")
+        .tower_client(noop_service())
+        .retryer(Retryer::never())
+        .build()
+        .unwrap();
+    group.bench_function("feign_unit_call_noop_service", |b| {
+        b.to_async(&rt)
+            .iter(|| async { in_process.cancel("42").await.unwrap() })
+    });
+    let service = noop_service();
+    group.bench_function("direct_noop_service", |b| {
+        b.to_async(&rt).iter(|| async {
+            let request = http::Request::delete("http://orders.test/api/orders/42")
+                .body(Bytes::new())
+                .unwrap();
+            let response = service.clone().oneshot(request).await.unwrap();
+            response.into_body().collect().await.unwrap().to_bytes()
+        })
+    });
+    group.finish();
+}
+
+#[allow(missing_docs)]
+mod group {
+    use super::*;
+    criterion_group!(benches, pipeline);
+}
+
+criterion_main!(group::benches);
