@@ -1,0 +1,250 @@
+//! `EurekaClientBuilder`: every client setting, with Eureka's defaults.
+
+use std::time::Duration;
+
+use super::discovery::DiscoveryConfig;
+use super::endpoint::Endpoint;
+use super::routing::RoutingPolicy;
+use super::transport::TransportConfig;
+use super::{Error, EurekaClient, InstanceConfig};
+
+/// Builds and starts an [`EurekaClient`]. Errors are reported by [`EurekaClientBuilder::start`].
+///
+/// Give an [`InstanceConfig`] to register, leave it out to only discover; turn
+/// [`fetch_registry`](EurekaClientBuilder::fetch_registry) off to only register.
+#[derive(Debug)]
+#[must_use]
+pub struct EurekaClientBuilder {
+    pub(crate) service_urls: Vec<(String, String)>,
+    pub(crate) instance: Option<InstanceConfig>,
+    pub(crate) fetch_registry: bool,
+    pub(crate) registry_fetch_interval: Duration,
+    pub(crate) backoff_bound: u32,
+    pub(crate) connect_timeout: Duration,
+    pub(crate) read_timeout: Duration,
+    pub(crate) max_registry_bytes: usize,
+    pub(crate) registration_jitter: Duration,
+    pub(crate) shutdown_timeout: Duration,
+    pub(crate) enforce_fetch_at_init: bool,
+    pub(crate) disable_delta: bool,
+    pub(crate) policy: RoutingPolicy,
+    pub(crate) drop_guard: bool,
+    pub(crate) session_duration: Duration,
+    pub(crate) preferred_zone: Option<String>,
+    pub(crate) deferred: Option<Error>,
+}
+
+impl Default for EurekaClientBuilder {
+    fn default() -> Self {
+        EurekaClientBuilder {
+            service_urls: Vec::new(),
+            instance: None,
+            fetch_registry: true,
+            registry_fetch_interval: Duration::from_secs(30),
+            backoff_bound: 10,
+            connect_timeout: Duration::from_secs(5),
+            read_timeout: Duration::from_secs(8),
+            max_registry_bytes: 32 * 1024 * 1024,
+            registration_jitter: Duration::from_secs(2),
+            shutdown_timeout: Duration::from_secs(5),
+            enforce_fetch_at_init: false,
+            disable_delta: false,
+            policy: RoutingPolicy::default(),
+            drop_guard: true,
+            session_duration: Duration::from_secs(1200),
+            preferred_zone: None,
+            deferred: None,
+        }
+    }
+}
+
+impl EurekaClientBuilder {
+    /// The Eureka servers of the default zone (`defaultZone`), e.g.
+    /// `http://127.0.0.1:8761/eureka/` (Spring) or `http://host:8080/eureka/v2/` (Netflix).
+    /// User info in a URL is sent as basic auth and never logged. Required.
+    pub fn service_urls<I, S>(mut self, urls: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<str>,
+    {
+        for url in urls {
+            self.service_urls
+                .push(("defaultZone".to_owned(), url.as_ref().to_owned()));
+        }
+        self
+    }
+
+    /// Eureka servers of a named zone. Servers of this instance's zone (its `zone` metadata, or
+    /// [`preferred_zone`](EurekaClientBuilder::preferred_zone)) are tried first.
+    pub fn zone_service_urls<I, S>(mut self, zone: &str, urls: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<str>,
+    {
+        for url in urls {
+            self.service_urls
+                .push((zone.to_owned(), url.as_ref().to_owned()));
+        }
+        self
+    }
+
+    /// The zone whose servers are tried first (default: the instance's `zone` metadata, else
+    /// `defaultZone`).
+    pub fn preferred_zone(mut self, zone: impl Into<String>) -> Self {
+        self.preferred_zone = Some(zone.into());
+        self
+    }
+
+    /// Registers this instance (default: not registered, discovery only).
+    pub fn instance(mut self, instance: InstanceConfig) -> Self {
+        self.instance = Some(instance);
+        self
+    }
+
+    /// Whether to fetch the registry (default `true`; `false` to register only).
+    pub fn fetch_registry(mut self, fetch: bool) -> Self {
+        self.fetch_registry = fetch;
+        self
+    }
+
+    /// How often to fetch the registry delta (default 30 s).
+    pub fn registry_fetch_interval(mut self, interval: Duration) -> Self {
+        self.registry_fetch_interval = interval;
+        self
+    }
+
+    /// How far failing heartbeats and fetches back off, as a multiple of their interval
+    /// (default 10).
+    pub fn backoff_bound(mut self, bound: u32) -> Self {
+        self.backoff_bound = bound.max(1);
+        self
+    }
+
+    /// Connect timeout per request (default 5 s).
+    pub fn connect_timeout(mut self, timeout: Duration) -> Self {
+        self.connect_timeout = timeout;
+        self
+    }
+
+    /// Read timeout per request (default 8 s).
+    pub fn read_timeout(mut self, timeout: Duration) -> Self {
+        self.read_timeout = timeout;
+        self
+    }
+
+    /// The largest registry document accepted, after decompression (default 32 MiB).
+    pub fn max_registry_bytes(mut self, bytes: usize) -> Self {
+        self.max_registry_bytes = bytes;
+        self
+    }
+
+    /// The first registration waits a random time up to this, so a fleet restarting together
+    /// does not hit Eureka at the same instant (default 2 s; zero to register at once).
+    pub fn registration_jitter(mut self, jitter: Duration) -> Self {
+        self.registration_jitter = jitter;
+        self
+    }
+
+    /// The bound on deregistration during [`EurekaClient::shutdown`] (default 5 s).
+    pub fn shutdown_timeout(mut self, timeout: Duration) -> Self {
+        self.shutdown_timeout = timeout;
+        self
+    }
+
+    /// Fail [`start`](EurekaClientBuilder::start) when the first fetch fails (default `false`:
+    /// start anyway, with an empty registry, and keep trying).
+    pub fn enforce_fetch_at_init(mut self, enforce: bool) -> Self {
+        self.enforce_fetch_at_init = enforce;
+        self
+    }
+
+    /// Always fetch the full registry instead of deltas (default `false`).
+    pub fn disable_delta(mut self, disable: bool) -> Self {
+        self.disable_delta = disable;
+        self
+    }
+
+    /// Route only to `UP` instances (default `true`).
+    pub fn filter_only_up_instances(mut self, only_up: bool) -> Self {
+        self.policy.only_up = only_up;
+        self
+    }
+
+    /// Allow routing to loopback addresses (default `true`: development setups register
+    /// `127.0.0.1`; turn off in production).
+    pub fn allow_loopback(mut self, allow: bool) -> Self {
+        self.policy.allow_loopback = allow;
+        self
+    }
+
+    /// Allow routing to link-local addresses such as `169.254.169.254` (default `false`).
+    pub fn allow_link_local(mut self, allow: bool) -> Self {
+        self.policy.allow_link_local = allow;
+        self
+    }
+
+    /// Hold back, for one fetch, a full registry in which an application with at least three
+    /// instances lost more than half of them (default `true`). Guards against a restarted
+    /// registry that has not heard from everyone yet.
+    pub fn drop_guard(mut self, guard: bool) -> Self {
+        self.drop_guard = guard;
+        self
+    }
+
+    /// The average time before the client picks a server again, to spread clients across
+    /// servers; each session lasts a random 50–150 % of it (default 20 min).
+    pub fn session_duration(mut self, duration: Duration) -> Self {
+        self.session_duration = duration;
+        self
+    }
+
+    pub(crate) fn endpoints(&self) -> Result<Vec<Endpoint>, Error> {
+        if self.service_urls.is_empty() {
+            return Err(Error::NoServiceUrl);
+        }
+        self.service_urls
+            .iter()
+            .map(|(zone, url)| Endpoint::parse(url, zone))
+            .collect()
+    }
+
+    pub(crate) fn my_zone(&self) -> String {
+        if let Some(zone) = &self.preferred_zone {
+            return zone.clone();
+        }
+        let from_instance = self.instance.as_ref().and_then(|i| i.zone_metadata());
+        from_instance.unwrap_or_else(|| {
+            self.service_urls
+                .first()
+                .map(|(z, _)| z.clone())
+                .unwrap_or_else(|| "defaultZone".to_owned())
+        })
+    }
+
+    pub(crate) fn transport_config(&self) -> TransportConfig {
+        TransportConfig {
+            connect_timeout: self.connect_timeout,
+            read_timeout: self.read_timeout,
+            max_body_bytes: self.max_registry_bytes,
+            session_duration: self.session_duration,
+            my_zone: self.my_zone(),
+        }
+    }
+
+    pub(crate) fn discovery_config(&self) -> DiscoveryConfig {
+        DiscoveryConfig {
+            interval: self.registry_fetch_interval.max(Duration::from_millis(100)),
+            bound: self.backoff_bound,
+            disable_delta: self.disable_delta,
+            drop_guard: self.drop_guard,
+        }
+    }
+
+    /// Validates the settings, fetches the registry once (unless discovery is off), and starts
+    /// the background tasks: registration (after a jitter) and heartbeats, and registry
+    /// refreshes. Eureka being down is not an error unless
+    /// [`enforce_fetch_at_init`](EurekaClientBuilder::enforce_fetch_at_init) is set.
+    pub async fn start(self) -> Result<EurekaClient, Error> {
+        EurekaClient::start(self).await
+    }
+}

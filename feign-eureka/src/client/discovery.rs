@@ -1,0 +1,188 @@
+//! Discovery: full fetch, deltas with hash reconciliation, the guard against sudden mass
+//! disappearance, and the fetch loop with backoff.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use http::Method;
+use tokio::sync::watch;
+use tokio::time::{sleep_until, Instant};
+
+use crate::model::Applications;
+
+use super::backoff::Backoff;
+use super::registry::{Excluded, Snapshot};
+use super::shared::Shared;
+use super::transport::{Call, Transport};
+
+/// Warnings about a failing registry are logged at most this often.
+const WARN_EVERY: Duration = Duration::from_secs(60);
+
+/// An application must have had at least this many instances for a drop to be suspicious.
+const GUARD_MIN_INSTANCES: usize = 3;
+
+/// Discovery settings.
+#[derive(Clone, Debug)]
+pub(crate) struct DiscoveryConfig {
+    pub(crate) interval: Duration,
+    pub(crate) bound: u32,
+    pub(crate) disable_delta: bool,
+    pub(crate) drop_guard: bool,
+}
+
+/// Fetches the registry and keeps the local copy current.
+pub(crate) struct Discovery {
+    shared: Arc<Shared>,
+    config: DiscoveryConfig,
+    /// The next fetch must be a full one.
+    force_full: AtomicBool,
+    /// A suspicious drop was held back once and is waiting for confirmation.
+    held_drop: AtomicBool,
+    /// Serializes fetches (the loop and on-demand refreshes).
+    fetching: tokio::sync::Mutex<()>,
+    last_warning: Mutex<Option<Instant>>,
+}
+
+impl Discovery {
+    pub(crate) fn new(shared: Arc<Shared>, config: DiscoveryConfig) -> Discovery {
+        Discovery {
+            shared,
+            config,
+            force_full: AtomicBool::new(false),
+            held_drop: AtomicBool::new(false),
+            fetching: tokio::sync::Mutex::new(()),
+            last_warning: Mutex::new(None),
+        }
+    }
+
+    fn warn_rate_limited(&self, error: &str) {
+        let mut last = self.last_warning.lock().unwrap_or_else(|e| e.into_inner());
+        let now = Instant::now();
+        if last.is_none_or(|at| now.duration_since(at) >= WARN_EVERY) {
+            *last = Some(now);
+            let stale = self
+                .shared
+                .last_fetch()
+                .map(|at| now.duration_since(at).as_secs());
+            tracing::warn!(target: "feign_eureka", %error, stale_secs = ?stale, "registry fetch failed; serving the cached registry");
+        } else {
+            tracing::debug!(target: "feign_eureka", %error, "registry fetch failed");
+        }
+    }
+
+    fn report_excluded(excluded: &Excluded) {
+        if excluded.is_empty() {
+            return;
+        }
+        let sample: Vec<String> = excluded
+            .iter()
+            .take(5)
+            .map(|(id, why)| format!("{id:?} ({why})"))
+            .collect();
+        tracing::warn!(target: "feign_eureka", count = excluded.len(), sample = %sample.join(", "), "instances with unusable registrations are not routed to");
+    }
+
+    /// One fetch: a delta when possible (with hash reconciliation), else a full fetch.
+    pub(crate) async fn fetch(&self, transport: &Transport) -> Result<(), String> {
+        let _guard = self.fetching.lock().await;
+        let current = self.shared.snapshot();
+        let full = self.config.disable_delta
+            || !current.fetched
+            || current.is_empty()
+            || self.force_full.swap(false, Ordering::AcqRel);
+        if full {
+            return self.fetch_full(transport, &current).await;
+        }
+        let answer = transport
+            .execute(Call::FetchDelta, Method::GET, "apps/delta", &[], None, None)
+            .await?;
+        if answer.status != 200 {
+            tracing::debug!(target: "feign_eureka", status = answer.status, "delta refused; fetching the full registry");
+            return self.fetch_full(transport, &current).await;
+        }
+        let delta = match Applications::from_json(&answer.body) {
+            Ok(delta) => delta,
+            Err(e) => {
+                tracing::warn!(target: "feign_eureka", error = %e, "unreadable delta; fetching the full registry");
+                return self.fetch_full(transport, &current).await;
+            }
+        };
+        let server_hash = delta.apps_hashcode.clone();
+        let changed = delta.instance_count() > 0;
+        let (next, excluded) = current.apply_delta(delta, &self.shared.policy);
+        Self::report_excluded(&excluded);
+        if next.hash_code() != server_hash {
+            tracing::info!(target: "feign_eureka", local = %next.hash_code(), server = %server_hash, "registry hash mismatch; fetching the full registry");
+            let result = self.fetch_full(transport, &current).await;
+            if result.is_err() && changed {
+                self.shared.publish(next);
+                self.force_full.store(true, Ordering::Release);
+            }
+            return result;
+        }
+        if changed {
+            self.shared.publish(next);
+        }
+        self.shared.fetched();
+        Ok(())
+    }
+
+    async fn fetch_full(&self, transport: &Transport, current: &Snapshot) -> Result<(), String> {
+        let answer = transport
+            .execute(Call::FetchFull, Method::GET, "apps/", &[], None, None)
+            .await?;
+        let apps = Applications::from_json(&answer.body)
+            .map_err(|e| format!("unreadable registry: {e}"))?;
+        if apps.skipped > 0 {
+            tracing::warn!(target: "feign_eureka", skipped = apps.skipped, "unreadable applications skipped");
+        }
+        let (next, excluded) = Snapshot::from_full(apps, &self.shared.policy);
+        Self::report_excluded(&excluded);
+        if self.config.drop_guard && current.fetched {
+            if let Some(app) = suspicious_drop(current, &next) {
+                if !self.held_drop.swap(true, Ordering::AcqRel) {
+                    tracing::warn!(target: "feign_eureka", app = %app, "more than half of an application's instances vanished at once; keeping the cached registry until the next fetch confirms it");
+                    self.force_full.store(true, Ordering::Release);
+                    self.shared.fetched();
+                    return Ok(());
+                }
+            }
+        }
+        self.held_drop.store(false, Ordering::Release);
+        self.shared.publish(next);
+        self.shared.fetched();
+        Ok(())
+    }
+
+    /// The fetch loop: every interval, backing off ×2 (with jitter) up to `bound` × the
+    /// interval while fetches fail.
+    pub(crate) async fn run(&self, transport: &Transport, mut stop: watch::Receiver<bool>) {
+        let mut backoff = Backoff::new(self.config.interval, self.config.bound);
+        let mut next = Instant::now() + self.config.interval;
+        loop {
+            tokio::select! {
+                _ = sleep_until(next) => {}
+                _ = stop.changed() => return,
+            }
+            let delay = match self.fetch(transport).await {
+                Ok(()) => backoff.succeeded(),
+                Err(e) => {
+                    self.warn_rate_limited(&e);
+                    backoff.failed()
+                }
+            };
+            next = Instant::now() + delay;
+        }
+    }
+}
+
+/// An application that had at least [`GUARD_MIN_INSTANCES`] instances and lost more than half
+/// of them between `old` and `new`.
+fn suspicious_drop(old: &Snapshot, new: &Snapshot) -> Option<String> {
+    let new_sizes = new.app_sizes();
+    old.app_sizes().into_iter().find_map(|(app, before)| {
+        let after = new_sizes.get(app).copied().unwrap_or(0);
+        (before >= GUARD_MIN_INSTANCES && after * 2 < before).then(|| app.to_owned())
+    })
+}

@@ -1,0 +1,143 @@
+//! Eureka service URLs: parsing, credentials kept apart, and the try order (own zone first).
+
+use std::fmt;
+
+use percent_encoding::percent_decode_str;
+use rand::seq::SliceRandom;
+
+use super::Error;
+
+/// One Eureka server base URL, e.g. `http://127.0.0.1:8761/eureka/`.
+///
+/// User info is taken out of the URL and kept for basic auth; `Display` and `Debug` show the
+/// URL without it.
+#[derive(Clone, PartialEq, Eq)]
+pub(crate) struct Endpoint {
+    /// The base URL without user info, ending in `/`.
+    pub(crate) base: String,
+    /// The zone this URL was configured for (`defaultZone` by default).
+    pub(crate) zone: String,
+    /// Basic-auth credentials from the URL's user info.
+    pub(crate) credentials: Option<(String, String)>,
+}
+
+impl Endpoint {
+    /// Parses `raw` (user info allowed, a trailing `/` added when missing).
+    pub(crate) fn parse(raw: &str, zone: &str) -> Result<Endpoint, Error> {
+        let raw = raw.trim();
+        let invalid = |url: &str, reason: &str| Error::InvalidServiceUrl {
+            url: url.to_owned(),
+            reason: reason.to_owned(),
+        };
+        let mut url = url::Url::parse(raw).map_err(|e| invalid(&redact(raw), &e.to_string()))?;
+        let credentials = if !url.username().is_empty() || url.password().is_some() {
+            let decode = |s: &str| percent_decode_str(s).decode_utf8_lossy().into_owned();
+            Some((decode(url.username()), decode(url.password().unwrap_or(""))))
+        } else {
+            None
+        };
+        // Clearing user info cannot fail for http(s) URLs, which are the only ones accepted.
+        let _ = url.set_username("");
+        let _ = url.set_password(None);
+        if !matches!(url.scheme(), "http" | "https") {
+            return Err(invalid(url.as_str(), "only http and https are supported"));
+        }
+        if url.host_str().is_none_or(str::is_empty) {
+            return Err(invalid(url.as_str(), "no host"));
+        }
+        if url.query().is_some() || url.fragment().is_some() {
+            return Err(invalid(url.as_str(), "a query or fragment is not allowed"));
+        }
+        let mut base = url.to_string();
+        if !base.ends_with('/') {
+            base.push('/');
+        }
+        Ok(Endpoint {
+            base,
+            zone: zone.to_owned(),
+            credentials,
+        })
+    }
+}
+
+impl fmt::Display for Endpoint {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.base)
+    }
+}
+
+impl fmt::Debug for Endpoint {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Endpoint")
+            .field("base", &self.base)
+            .field("zone", &self.zone)
+            .field(
+                "credentials",
+                &self.credentials.as_ref().map(|_| "<redacted>"),
+            )
+            .finish()
+    }
+}
+
+/// `raw` with anything between `://` and `@` replaced, for messages about unparseable URLs.
+pub(crate) fn redact(raw: &str) -> String {
+    match (raw.find("://"), raw.rfind('@')) {
+        (Some(scheme_end), Some(at)) if at > scheme_end => {
+            format!("{}://<redacted>@{}", &raw[..scheme_end], &raw[at + 1..])
+        }
+        _ => raw.to_owned(),
+    }
+}
+
+/// The order to try servers in: those of `my_zone` first, then the others, each group
+/// shuffled (Eureka's `ZoneAffinityClusterResolver`).
+pub(crate) fn ordered(endpoints: &[Endpoint], my_zone: &str) -> Vec<Endpoint> {
+    let mut rng = rand::rng();
+    let (mut mine, mut others): (Vec<Endpoint>, Vec<Endpoint>) = endpoints
+        .iter()
+        .cloned()
+        .partition(|e| e.zone.eq_ignore_ascii_case(my_zone));
+    mine.shuffle(&mut rng);
+    others.shuffle(&mut rng);
+    mine.extend(others);
+    mine
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn credentials_are_taken_out_of_the_url() {
+        let e = Endpoint::parse("http://user:p%40ss@127.0.0.1:8761/eureka", "defaultZone").unwrap();
+        assert_eq!(e.base, "http://127.0.0.1:8761/eureka/");
+        assert_eq!(e.credentials, Some(("user".into(), "p@ss".into())));
+        assert!(!format!("{e:?}{e}").contains("p@ss"));
+    }
+
+    #[test]
+    fn bad_urls_are_refused_without_echoing_secrets() {
+        let err = Endpoint::parse("ftp://u:secret@host/eureka/", "z")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("only http"), "{err}");
+        assert!(!err.contains("secret"), "{err}");
+        let err = Endpoint::parse("not a url", "z").unwrap_err().to_string();
+        assert!(err.contains("invalid eureka service url"), "{err}");
+        assert!(!redact("http://u:secret@h/").contains("secret"));
+    }
+
+    #[test]
+    fn own_zone_comes_first() {
+        let list: Vec<_> = ["a", "b", "a", "c"]
+            .iter()
+            .enumerate()
+            .map(|(i, z)| Endpoint::parse(&format!("http://h{i}/eureka/"), z).unwrap())
+            .collect();
+        for _ in 0..20 {
+            let order = ordered(&list, "A");
+            assert!(order[..2].iter().all(|e| e.zone == "a"));
+            assert_eq!(order.len(), 4);
+        }
+    }
+}

@@ -1,0 +1,293 @@
+//! The Eureka client: registration, heartbeats, registry fetching, and the feign-lb supplier.
+
+mod backoff;
+mod builder;
+mod cache;
+mod discovery;
+mod endpoint;
+mod error;
+mod instance_config;
+mod registration;
+mod registry;
+mod routing;
+mod shared;
+mod supplier;
+mod transport;
+
+use std::fmt;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use feign_lb::Instances;
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
+
+use crate::model::{Applications, InstanceStatus};
+
+pub use builder::EurekaClientBuilder;
+pub use cache::RegistryCache;
+pub use error::Error;
+pub use instance_config::InstanceConfig;
+pub use supplier::EurekaSupplier;
+
+use discovery::Discovery;
+use registration::Registration;
+use shared::Shared;
+use transport::Transport;
+
+/// What the background tasks share.
+struct Context {
+    transport: Transport,
+    registration: Option<Registration>,
+    discovery: Option<Discovery>,
+}
+
+struct Tasks {
+    registration: Option<JoinHandle<()>>,
+    discovery: Option<JoinHandle<()>>,
+}
+
+struct Inner {
+    shared: Arc<Shared>,
+    context: Arc<Context>,
+    stop: watch::Sender<bool>,
+    tasks: Mutex<Tasks>,
+    shut_down: AtomicBool,
+    shutdown_timeout: Duration,
+}
+
+impl Drop for Inner {
+    /// Dropping the last handle stops the background tasks at once (without deregistering:
+    /// that needs [`EurekaClient::shutdown`]). Never blocks, never panics, also after the
+    /// runtime is gone.
+    fn drop(&mut self) {
+        let _ = self.stop.send(true);
+        let tasks = self.tasks.get_mut().unwrap_or_else(|e| e.into_inner());
+        for task in [tasks.registration.take(), tasks.discovery.take()]
+            .into_iter()
+            .flatten()
+        {
+            task.abort();
+        }
+    }
+}
+
+/// A running Eureka client. Cheap to clone; every clone is the same client.
+///
+/// Created by [`EurekaClient::builder`]. It registers the configured instance (after a small
+/// random delay), renews its lease every renewal interval, re-registers at once when Eureka
+/// answers a heartbeat with 404 or when [`set_status`](EurekaClient::set_status) changes the
+/// status, and keeps a local copy of the registry fresh with deltas. When Eureka is down it
+/// keeps serving the cached instances; [`staleness`](EurekaClient::staleness) says for how
+/// long. Call [`shutdown`](EurekaClient::shutdown) to deregister; dropping every handle only
+/// stops the background tasks.
+#[derive(Clone)]
+pub struct EurekaClient {
+    inner: Arc<Inner>,
+}
+
+impl fmt::Debug for EurekaClient {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("EurekaClient")
+            .field("instance_id", &self.instance_id())
+            .field("registry_version", &self.inner.shared.version())
+            .finish_non_exhaustive()
+    }
+}
+
+impl EurekaClient {
+    /// A builder with Eureka's defaults.
+    pub fn builder() -> EurekaClientBuilder {
+        EurekaClientBuilder::default()
+    }
+
+    async fn start(builder: EurekaClientBuilder) -> Result<EurekaClient, Error> {
+        if let Some(error) = builder.deferred {
+            return Err(error);
+        }
+        if builder.instance.is_none() && !builder.fetch_registry {
+            return Err(Error::NothingToDo);
+        }
+        if let Some(instance) = &builder.instance {
+            instance.validate()?;
+        }
+        let endpoints = builder.endpoints()?;
+        let transport = Transport::new(endpoints, builder.transport_config())?;
+        let shared = Shared::new(builder.policy);
+        let discovery = builder
+            .fetch_registry
+            .then(|| Discovery::new(shared.clone(), builder.discovery_config()));
+        let registration = builder.instance.clone().map(Registration::new);
+        let context = Arc::new(Context {
+            transport,
+            registration,
+            discovery,
+        });
+
+        if let Some(discovery) = &context.discovery {
+            if let Err(e) = discovery.fetch(&context.transport).await {
+                if builder.enforce_fetch_at_init {
+                    return Err(Error::InitialFetch(e));
+                }
+                tracing::warn!(target: "feign_eureka", error = %e, "initial registry fetch failed; starting with an empty registry");
+            }
+        }
+
+        let (stop, _) = watch::channel(false);
+        let registration_task = context.registration.is_some().then(|| {
+            let context = context.clone();
+            let stop = stop.subscribe();
+            let (jitter, bound) = (builder.registration_jitter, builder.backoff_bound);
+            tokio::spawn(async move {
+                if let Some(registration) = &context.registration {
+                    registration
+                        .run(&context.transport, jitter, bound, stop)
+                        .await;
+                }
+            })
+        });
+        let discovery_task = context.discovery.is_some().then(|| {
+            let context = context.clone();
+            let stop = stop.subscribe();
+            tokio::spawn(async move {
+                if let Some(discovery) = &context.discovery {
+                    discovery.run(&context.transport, stop).await;
+                }
+            })
+        });
+        let inner = Inner {
+            shared,
+            context,
+            stop,
+            tasks: Mutex::new(Tasks {
+                registration: registration_task,
+                discovery: discovery_task,
+            }),
+            shut_down: AtomicBool::new(false),
+            shutdown_timeout: builder.shutdown_timeout,
+        };
+        Ok(EurekaClient {
+            inner: Arc::new(inner),
+        })
+    }
+
+    /// The registry as a feign-lb instance supplier (routable `UP` instances only).
+    pub fn supplier(&self) -> EurekaSupplier {
+        EurekaSupplier::new(self.inner.shared.clone())
+    }
+
+    /// The routable instances of `service` (application name or VIP, any case), as the
+    /// supplier returns them; `None` when the registry does not know the service.
+    pub fn instances(&self, service: &str) -> Option<Instances> {
+        self.inner.shared.snapshot().lookup(service)
+    }
+
+    /// A copy of the whole local registry, every status included.
+    pub fn applications(&self) -> Applications {
+        self.inner.shared.snapshot().to_applications()
+    }
+
+    /// The number of instances in the local registry, every status included.
+    pub fn instance_count(&self) -> usize {
+        self.inner.shared.snapshot().instance_count()
+    }
+
+    /// The reconcile hash of the local registry (compare with the server's `apps__hashcode`).
+    pub fn registry_hash_code(&self) -> String {
+        self.inner.shared.snapshot().hash_code()
+    }
+
+    /// How long ago the registry was last fetched successfully; `None` if it never was.
+    pub fn staleness(&self) -> Option<Duration> {
+        self.inner.shared.last_fetch().map(|at| at.elapsed())
+    }
+
+    /// The registered instance id, if this client registers.
+    pub fn instance_id(&self) -> Option<&str> {
+        self.inner
+            .context
+            .registration
+            .as_ref()
+            .map(Registration::id)
+    }
+
+    /// The status this client reports for itself, if it registers.
+    pub fn status(&self) -> Option<InstanceStatus> {
+        self.inner
+            .context
+            .registration
+            .as_ref()
+            .map(Registration::status)
+    }
+
+    /// Whether the last registration attempt was accepted and no heartbeat has since been
+    /// answered with 404.
+    pub fn is_registered(&self) -> bool {
+        self.inner
+            .context
+            .registration
+            .as_ref()
+            .is_some_and(Registration::is_registered)
+    }
+
+    /// This instance's status as the fetched registry shows it (an administrator's
+    /// `OUT_OF_SERVICE` override shows here); `None` if it is not in the local registry.
+    pub fn remote_status(&self) -> Option<InstanceStatus> {
+        let registration = self.inner.context.registration.as_ref()?;
+        self.inner
+            .shared
+            .snapshot()
+            .instance(registration.app(), registration.id())
+            .map(|i| i.status)
+    }
+
+    /// Reports a new status (`STARTING`, `UP`, `DOWN`, `OUT_OF_SERVICE`) by re-registering with
+    /// a newer `lastDirtyTimestamp`, at once (at most 2 in a burst, then one per 15 s; later
+    /// changes go out with the next heartbeat). An administrator's override on the server still
+    /// wins. Does nothing when this client does not register.
+    pub fn set_status(&self, status: InstanceStatus) {
+        if let Some(registration) = &self.inner.context.registration {
+            registration.set_status(status);
+        }
+    }
+
+    /// Fetches the registry now (a delta when possible) instead of waiting for the next
+    /// scheduled fetch.
+    pub async fn refresh(&self) -> Result<(), Error> {
+        match &self.inner.context.discovery {
+            Some(discovery) => discovery
+                .fetch(&self.inner.context.transport)
+                .await
+                .map_err(Error::InitialFetch),
+            None => Ok(()),
+        }
+    }
+
+    /// Stops heartbeats, deregisters (`DELETE apps/{APP}/{ID}`, once, bounded by the shutdown
+    /// timeout even when Eureka hangs), then stops registry fetching. Later calls do nothing.
+    /// The supplier keeps serving the last registry.
+    pub async fn shutdown(&self) {
+        if self.inner.shut_down.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        let _ = self.inner.stop.send(true);
+        let (registration_task, discovery_task) = {
+            let mut tasks = self.inner.tasks.lock().unwrap_or_else(|e| e.into_inner());
+            (tasks.registration.take(), tasks.discovery.take())
+        };
+        if let Some(task) = registration_task {
+            task.abort();
+            let _ = task.await;
+        }
+        if let Some(registration) = &self.inner.context.registration {
+            registration
+                .deregister(&self.inner.context.transport, self.inner.shutdown_timeout)
+                .await;
+        }
+        if let Some(task) = discovery_task {
+            task.abort();
+            let _ = task.await;
+        }
+    }
+}

@@ -1,0 +1,271 @@
+//! Registration: register, heartbeat, re-register on 404 and on local changes, deregister.
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Mutex;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use bytes::Bytes;
+use http::Method;
+use percent_encoding::{utf8_percent_encode, AsciiSet, NON_ALPHANUMERIC};
+use tokio::sync::{watch, Notify};
+use tokio::time::{sleep_until, Instant};
+
+use crate::model::InstanceStatus;
+
+use super::backoff::{random_up_to, Backoff};
+use super::transport::{Call, Transport};
+use super::InstanceConfig;
+
+/// Everything but RFC 3986 unreserved characters and `:` (as in Java clients' `host:app:port`
+/// ids) is encoded in a path segment.
+const SEGMENT: &AsciiSet = &NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'.')
+    .remove(b'_')
+    .remove(b'~')
+    .remove(b':');
+
+/// Re-registrations on demand: at most 2 at once, then one every 15 s (Eureka's
+/// `InstanceInfoReplicator`: burst 2, 4 per minute).
+const BURST: f64 = 2.0;
+const REFILL_EVERY: Duration = Duration::from_secs(15);
+
+fn now_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0)
+}
+
+/// This instance's registration state.
+pub(crate) struct Registration {
+    config: InstanceConfig,
+    app: String,
+    id: String,
+    status: Mutex<InstanceStatus>,
+    /// The current `lastDirtyTimestamp`: bumped on every local change.
+    last_dirty: AtomicU64,
+    /// The `lastDirtyTimestamp` of the last accepted registration, echoed in heartbeats.
+    registered_ldt: AtomicU64,
+    registered: AtomicBool,
+    dirty: AtomicBool,
+    wake: Notify,
+}
+
+impl Registration {
+    pub(crate) fn new(config: InstanceConfig) -> Registration {
+        let app = config.app_name().to_ascii_uppercase();
+        let id = config.resolved_instance_id();
+        let status = config.status();
+        Registration {
+            config,
+            app,
+            id,
+            status: Mutex::new(status),
+            last_dirty: AtomicU64::new(now_ms()),
+            registered_ldt: AtomicU64::new(0),
+            registered: AtomicBool::new(false),
+            dirty: AtomicBool::new(true),
+            wake: Notify::new(),
+        }
+    }
+
+    pub(crate) fn app(&self) -> &str {
+        &self.app
+    }
+
+    pub(crate) fn id(&self) -> &str {
+        &self.id
+    }
+
+    pub(crate) fn status(&self) -> InstanceStatus {
+        *self.status.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    pub(crate) fn is_registered(&self) -> bool {
+        self.registered.load(Ordering::Acquire)
+    }
+
+    /// A new `lastDirtyTimestamp`: wall-clock ms, strictly greater than the previous one.
+    fn bump_dirty(&self) -> u64 {
+        let now = now_ms();
+        let mut prev = self.last_dirty.load(Ordering::Acquire);
+        loop {
+            let next = now.max(prev + 1);
+            match self
+                .last_dirty
+                .compare_exchange(prev, next, Ordering::AcqRel, Ordering::Acquire)
+            {
+                Ok(_) => return next,
+                Err(actual) => prev = actual,
+            }
+        }
+    }
+
+    /// Changes the local status; the background task re-registers with a bumped timestamp.
+    pub(crate) fn set_status(&self, status: InstanceStatus) {
+        {
+            let mut current = self.status.lock().unwrap_or_else(|e| e.into_inner());
+            if *current == status {
+                return;
+            }
+            *current = status;
+        }
+        self.bump_dirty();
+        self.dirty.store(true, Ordering::Release);
+        self.wake.notify_one();
+    }
+
+    fn path(&self) -> String {
+        format!("apps/{}", utf8_percent_encode(&self.app, SEGMENT))
+    }
+
+    fn instance_path(&self) -> String {
+        format!("{}/{}", self.path(), utf8_percent_encode(&self.id, SEGMENT))
+    }
+
+    /// `POST apps/{APP}` with the current data; true on success.
+    pub(crate) async fn register(&self, transport: &Transport) -> bool {
+        let ldt = self.last_dirty.load(Ordering::Acquire);
+        let info = self.config.to_instance_info(self.status(), ldt);
+        let body = Bytes::from(info.to_json());
+        match transport
+            .execute(
+                Call::Register,
+                Method::POST,
+                &self.path(),
+                &[],
+                Some(body),
+                None,
+            )
+            .await
+        {
+            Ok(answer) if answer.status == 204 || answer.status == 200 => {
+                self.registered_ldt.store(ldt, Ordering::Release);
+                self.registered.store(true, Ordering::Release);
+                // Clear the dirty flag only if nothing changed while registering.
+                if self.last_dirty.load(Ordering::Acquire) == ldt {
+                    self.dirty.store(false, Ordering::Release);
+                }
+                tracing::info!(target: "feign_eureka", app = %self.app, id = %self.id, status = %info.status, "registered with eureka");
+                true
+            }
+            Ok(answer) => {
+                tracing::warn!(target: "feign_eureka", app = %self.app, id = %self.id, status = answer.status, "eureka refused the registration");
+                false
+            }
+            Err(e) => {
+                tracing::warn!(target: "feign_eureka", app = %self.app, id = %self.id, error = %e, "registration failed");
+                false
+            }
+        }
+    }
+
+    /// One heartbeat; on 404 bumps the timestamp and re-registers at once.
+    pub(crate) async fn heartbeat(&self, transport: &Transport) -> bool {
+        let query = [
+            ("status", self.status().as_str().to_owned()),
+            (
+                "lastDirtyTimestamp",
+                self.registered_ldt.load(Ordering::Acquire).to_string(),
+            ),
+        ];
+        match transport
+            .execute(
+                Call::Heartbeat,
+                Method::PUT,
+                &self.instance_path(),
+                &query,
+                None,
+                None,
+            )
+            .await
+        {
+            Ok(answer) if answer.status == 200 => true,
+            Ok(answer) if answer.status == 404 => {
+                tracing::info!(target: "feign_eureka", app = %self.app, id = %self.id, "eureka does not know this instance; re-registering");
+                self.bump_dirty();
+                self.registered.store(false, Ordering::Release);
+                self.register(transport).await
+            }
+            Ok(answer) => {
+                tracing::warn!(target: "feign_eureka", app = %self.app, id = %self.id, status = answer.status, "heartbeat refused");
+                false
+            }
+            Err(e) => {
+                tracing::warn!(target: "feign_eureka", app = %self.app, id = %self.id, error = %e, "heartbeat failed");
+                false
+            }
+        }
+    }
+
+    /// `DELETE apps/{APP}/{ID}` once, within `timeout`.
+    pub(crate) async fn deregister(&self, transport: &Transport, timeout: Duration) {
+        let path = self.instance_path();
+        let call = transport.execute(
+            Call::Cancel,
+            Method::DELETE,
+            &path,
+            &[],
+            None,
+            Some(timeout),
+        );
+        match tokio::time::timeout(timeout, call).await {
+            Ok(Ok(answer)) => {
+                tracing::info!(target: "feign_eureka", app = %self.app, id = %self.id, status = answer.status, "deregistered from eureka")
+            }
+            Ok(Err(e)) => {
+                tracing::warn!(target: "feign_eureka", app = %self.app, id = %self.id, error = %e, "deregistration failed")
+            }
+            Err(_) => {
+                tracing::warn!(target: "feign_eureka", app = %self.app, id = %self.id, "deregistration timed out")
+            }
+        }
+        self.registered.store(false, Ordering::Release);
+    }
+
+    /// The registration loop: a jittered first registration, then heartbeats every renewal
+    /// interval, immediate re-registration on local changes (rate limited), backoff on failure.
+    pub(crate) async fn run(
+        &self,
+        transport: &Transport,
+        jitter: Duration,
+        bound: u32,
+        mut stop: watch::Receiver<bool>,
+    ) {
+        let interval = self.config.renewal_interval();
+        let mut backoff = Backoff::new(interval, bound);
+        let mut next = Instant::now() + random_up_to(jitter);
+        let mut tokens = BURST;
+        let mut refilled = Instant::now();
+        loop {
+            let on_demand = tokio::select! {
+                _ = sleep_until(next) => false,
+                _ = self.wake.notified() => true,
+                _ = stop.changed() => return,
+            };
+            let now = Instant::now();
+            tokens = (tokens
+                + now.duration_since(refilled).as_secs_f64() / REFILL_EVERY.as_secs_f64())
+            .min(BURST);
+            refilled = now;
+            if on_demand {
+                if !self.is_registered() || tokens < 1.0 {
+                    continue; // the scheduled run registers (first registration or no token left)
+                }
+                tokens -= 1.0;
+            }
+            let ok = if self.dirty.load(Ordering::Acquire) || !self.is_registered() {
+                self.register(transport).await
+            } else {
+                self.heartbeat(transport).await
+            };
+            let delay = if ok {
+                backoff.succeeded()
+            } else {
+                backoff.failed()
+            };
+            next = Instant::now() + delay;
+        }
+    }
+}

@@ -1,0 +1,282 @@
+//! HTTP to the Eureka servers: headers, failover across servers, stickiness, quarantine and
+//! periodic re-selection (Eureka's `SessionedEurekaHttpClient(RetryableEurekaHttpClient(...))`).
+
+use std::sync::Mutex;
+use std::time::Duration;
+
+use bytes::{Bytes, BytesMut};
+use http::header::{ACCEPT, CONTENT_TYPE};
+use http::Method;
+use tokio::time::Instant;
+
+use super::backoff::random_up_to;
+use super::endpoint::{ordered, Endpoint};
+use super::Error;
+
+/// At most this many servers are tried per call (`DEFAULT_NUMBER_OF_RETRIES`).
+const MAX_TRIES: usize = 3;
+
+/// Which protocol call is being made: decides which answers end the call (Eureka's legacy
+/// server status evaluator) and which make it try the next server.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Call {
+    Register,
+    Heartbeat,
+    Cancel,
+    FetchFull,
+    FetchDelta,
+}
+
+impl Call {
+    /// Whether `status` is a final answer from this server (not a reason to try another).
+    fn accepts(self, status: u16) -> bool {
+        if (200..300).contains(&status) || status == 302 {
+            return true;
+        }
+        match self {
+            Call::Register | Call::Heartbeat => status == 404,
+            Call::Cancel => true,
+            Call::FetchDelta => matches!(status, 403 | 404),
+            Call::FetchFull => false,
+        }
+    }
+}
+
+/// A server's answer. Bodies are read only for 2xx answers (error bodies are never parsed).
+#[derive(Debug)]
+pub(crate) struct Answer {
+    pub(crate) status: u16,
+    pub(crate) body: Bytes,
+}
+
+/// Transport settings.
+#[derive(Clone, Debug)]
+pub(crate) struct TransportConfig {
+    pub(crate) connect_timeout: Duration,
+    pub(crate) read_timeout: Duration,
+    pub(crate) max_body_bytes: usize,
+    pub(crate) session_duration: Duration,
+    pub(crate) my_zone: String,
+}
+
+struct State {
+    order: Vec<Endpoint>,
+    sticky: Option<Endpoint>,
+    quarantine: Vec<Endpoint>,
+    session_started: Instant,
+    session_length: Duration,
+}
+
+/// Talks to the configured Eureka servers.
+pub(crate) struct Transport {
+    http: reqwest::Client,
+    endpoints: Vec<Endpoint>,
+    config: TransportConfig,
+    state: Mutex<State>,
+}
+
+impl Transport {
+    pub(crate) fn new(
+        endpoints: Vec<Endpoint>,
+        config: TransportConfig,
+    ) -> Result<Transport, Error> {
+        if endpoints.is_empty() {
+            return Err(Error::NoServiceUrl);
+        }
+        let http = reqwest::Client::builder()
+            .connect_timeout(config.connect_timeout)
+            .read_timeout(config.read_timeout)
+            .gzip(true)
+            .redirect(reqwest::redirect::Policy::none())
+            .user_agent(concat!("feign-eureka/", env!("CARGO_PKG_VERSION")))
+            .build()
+            .map_err(|e| Error::HttpClient(e.to_string()))?;
+        let state = State {
+            order: ordered(&endpoints, &config.my_zone),
+            sticky: None,
+            quarantine: Vec::new(),
+            session_started: Instant::now(),
+            session_length: session_length(config.session_duration),
+        };
+        Ok(Transport {
+            http,
+            endpoints,
+            config,
+            state: Mutex::new(state),
+        })
+    }
+
+    /// The servers to try for one call, best first.
+    fn candidates(&self) -> Vec<Endpoint> {
+        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        if state.session_started.elapsed() >= state.session_length {
+            state.order = ordered(&self.endpoints, &self.config.my_zone);
+            state.sticky = None;
+            state.quarantine.clear();
+            state.session_started = Instant::now();
+            state.session_length = session_length(self.config.session_duration);
+        }
+        let total = state.order.len();
+        let threshold = total.min((total as f64 * 0.66) as usize);
+        if !state.quarantine.is_empty() && state.quarantine.len() >= threshold {
+            state.quarantine.clear();
+        }
+        let mut out: Vec<Endpoint> = state.sticky.iter().cloned().collect();
+        for endpoint in &state.order {
+            if !out.contains(endpoint) && !state.quarantine.contains(endpoint) {
+                out.push(endpoint.clone());
+            }
+        }
+        out.truncate(MAX_TRIES);
+        out
+    }
+
+    fn record(&self, endpoint: &Endpoint, ok: bool) {
+        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        if ok {
+            state.sticky = Some(endpoint.clone());
+            state.quarantine.retain(|e| e != endpoint);
+        } else {
+            if state.sticky.as_ref() == Some(endpoint) {
+                state.sticky = None;
+            }
+            if !state.quarantine.contains(endpoint) {
+                state.quarantine.push(endpoint.clone());
+            }
+        }
+    }
+
+    /// Sends one call, trying up to three servers; `Err` carries a description of the last
+    /// failure (no credentials).
+    pub(crate) async fn execute(
+        &self,
+        call: Call,
+        method: Method,
+        path: &str,
+        query: &[(&str, String)],
+        body: Option<Bytes>,
+        timeout: Option<Duration>,
+    ) -> Result<Answer, String> {
+        let mut last = String::from("no eureka server to try");
+        for endpoint in self.candidates() {
+            match self
+                .send(
+                    &endpoint,
+                    method.clone(),
+                    path,
+                    query,
+                    body.clone(),
+                    timeout,
+                )
+                .await
+            {
+                Ok(answer) if call.accepts(answer.status) => {
+                    self.record(&endpoint, true);
+                    return Ok(answer);
+                }
+                Ok(answer) => {
+                    last = format!("{endpoint}{path} answered {}", answer.status);
+                }
+                Err(e) => last = e,
+            }
+            tracing::debug!(target: "feign_eureka", server = %endpoint, %last, "eureka call failed, trying next server");
+            self.record(&endpoint, false);
+        }
+        Err(last)
+    }
+
+    async fn send(
+        &self,
+        endpoint: &Endpoint,
+        method: Method,
+        path: &str,
+        query: &[(&str, String)],
+        body: Option<Bytes>,
+        timeout: Option<Duration>,
+    ) -> Result<Answer, String> {
+        let url = format!("{}{path}", endpoint.base);
+        let mut request = self
+            .http
+            .request(method, &url)
+            .header(ACCEPT, "application/json");
+        if !query.is_empty() {
+            request = request.query(query);
+        }
+        if let Some(body) = body {
+            request = request.header(CONTENT_TYPE, "application/json").body(body);
+        }
+        if let Some((user, password)) = &endpoint.credentials {
+            request = request.basic_auth(user, Some(password));
+        }
+        if let Some(timeout) = timeout {
+            request = request.timeout(timeout);
+        }
+        let describe = |e: reqwest::Error| {
+            let kind = if e.is_timeout() {
+                "timed out"
+            } else if e.is_connect() {
+                "connection failed"
+            } else if e.is_decode() {
+                "undecodable body"
+            } else {
+                "request failed"
+            };
+            format!("{url}: {kind}")
+        };
+        let mut response = request.send().await.map_err(describe)?;
+        let status = response.status().as_u16();
+        if !(200..300).contains(&status) {
+            return Ok(Answer {
+                status,
+                body: Bytes::new(),
+            });
+        }
+        let limit = self.config.max_body_bytes;
+        if response
+            .content_length()
+            .is_some_and(|len| len > limit as u64)
+        {
+            return Err(format!("{url}: body larger than {limit} bytes"));
+        }
+        let mut body = BytesMut::new();
+        while let Some(chunk) = response.chunk().await.map_err(describe)? {
+            if body.len() + chunk.len() > limit {
+                return Err(format!("{url}: body larger than {limit} bytes"));
+            }
+            body.extend_from_slice(&chunk);
+        }
+        Ok(Answer {
+            status,
+            body: body.freeze(),
+        })
+    }
+}
+
+/// A session length drawn uniformly from `[d/2, 3d/2]` (10–30 min for the default 20 min).
+fn session_length(base: Duration) -> Duration {
+    base / 2 + random_up_to(base)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn evaluator_matches_eureka_legacy_rules() {
+        assert!(Call::Heartbeat.accepts(404));
+        assert!(Call::Register.accepts(204));
+        assert!(!Call::Register.accepts(500));
+        assert!(Call::Cancel.accepts(500));
+        assert!(Call::FetchDelta.accepts(403));
+        assert!(!Call::FetchFull.accepts(403));
+        assert!(!Call::FetchFull.accepts(503));
+    }
+
+    #[test]
+    fn session_length_is_between_half_and_one_and_a_half() {
+        for _ in 0..100 {
+            let d = session_length(Duration::from_secs(1200));
+            assert!(d >= Duration::from_secs(600) && d <= Duration::from_secs(1800));
+        }
+    }
+}
