@@ -9,7 +9,6 @@
 #![allow(dead_code, unreachable_pub)]
 
 use std::collections::BTreeMap;
-use std::convert::Infallible;
 use std::io::Write;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
@@ -252,7 +251,7 @@ fn json_answer(state: &State, accepts_gzip: bool, json: String) -> Response<Full
 async fn handle(
     state: Arc<Mutex<State>>,
     req: Request<Incoming>,
-) -> Result<Response<Full<Bytes>>, Infallible> {
+) -> Result<Response<Full<Bytes>>, std::io::Error> {
     let (parts, body) = req.into_parts();
     let body = body
         .collect()
@@ -297,7 +296,16 @@ async fn handle(
                 &[("content-type", "application/json")],
             ));
         }
-        Mode::Normal | Mode::DropConnections => {}
+        Mode::DropConnections => {
+            // A kept-alive connection from before the switch: close it without answering.
+            state
+                .lock()
+                .unwrap()
+                .connection_attempts
+                .push(Instant::now());
+            return Err(std::io::Error::other("dropping the connection"));
+        }
+        Mode::Normal => {}
     }
     let Some(rest) = path.strip_prefix("/eureka/") else {
         return Ok(respond(404, Bytes::new(), &[]));
