@@ -104,8 +104,9 @@ main{padding:24px 32px;max-width:1280px}
 section{background:var(--card);border:1px solid var(--line);border-radius:10px;margin-bottom:18px;overflow:hidden}
 section h2{margin:0;padding:12px 16px;font-size:15px;border-bottom:1px solid var(--line);display:flex;gap:10px;align-items:center}
 section h2 .count{color:var(--muted);font-weight:400;font-size:13px}
-table{width:100%;border-collapse:collapse}
-th,td{text-align:left;padding:9px 16px;border-bottom:1px solid var(--line);vertical-align:top}
+table{width:100%;border-collapse:collapse;table-layout:fixed}
+th:nth-child(1){width:26%}th:nth-child(2){width:12%}th:nth-child(3){width:16%}th:nth-child(4){width:10%}th:nth-child(5){width:26%}th:nth-child(6){width:10%}
+th,td{text-align:left;padding:9px 16px;border-bottom:1px solid var(--line);vertical-align:top;overflow-wrap:anywhere}
 th{color:var(--muted);font-size:12px;font-weight:500;text-transform:uppercase;letter-spacing:.04em;background:#fafbfc}
 tr:last-child td{border-bottom:0}
 td.mono,.mono{font-family:ui-monospace,SFMono-Regular,Menlo,monospace;font-size:12.5px}

@@ -1,0 +1,123 @@
+//! Java against the embedded registry: the Spring Boot Eureka client app (`java-svc`) registers
+//! with it, heartbeats, is listed, sees a Rust registration through its `DiscoveryClient`, and
+//! deregisters on shutdown. Skipped (with a printed reason) when Java or the fixture jar is
+//! missing, unless `FEIGN_INTEROP_REQUIRED=1`.
+
+use std::thread;
+use std::time::{Duration, Instant};
+
+use feign_eureka::model::{Applications, InstanceStatus};
+use feign_eureka::server::EurekaServer;
+use feign_tests::interop::{http_get, http_request, JavaApp};
+use serde_json::Value;
+
+/// Polls until `check` holds or `timeout` passes.
+fn eventually(timeout: Duration, mut check: impl FnMut() -> bool) -> bool {
+    let deadline = Instant::now() + timeout;
+    while Instant::now() < deadline {
+        if check() {
+            return true;
+        }
+        thread::sleep(Duration::from_millis(250));
+    }
+    false
+}
+
+/// The registry as a Rust reader sees it.
+fn fetch(eureka_url: &str) -> Applications {
+    let response = http_get(&format!("{eureka_url}apps/")).expect("GET apps/");
+    assert_eq!(response.status, 200, "{}", response.text());
+    Applications::from_json(&response.body).expect("registry parses")
+}
+
+fn register_rust(eureka_url: &str, port: u16) {
+    let body = serde_json::json!({"instance": {
+        "instanceId": format!("127.0.0.1:rust-svc:{port}"), "hostName": "127.0.0.1",
+        "app": "RUST-SVC", "ipAddr": "127.0.0.1", "status": "UP", "overriddenStatus": "UNKNOWN",
+        "port": {"$": port, "@enabled": "true"}, "securePort": {"$": 443, "@enabled": "false"},
+        "countryId": 1,
+        "dataCenterInfo": {"@class": "com.netflix.appinfo.InstanceInfo$DefaultDataCenterInfo", "name": "MyOwn"},
+        "leaseInfo": {"renewalIntervalInSecs": 30, "durationInSecs": 90},
+        "metadata": {"zone": "defaultZone"},
+        "homePageUrl": format!("http://127.0.0.1:{port}/"),
+        "statusPageUrl": format!("http://127.0.0.1:{port}/info"),
+        "healthCheckUrl": format!("http://127.0.0.1:{port}/health"),
+        "vipAddress": "rust-svc", "secureVipAddress": "rust-svc",
+        "isCoordinatingDiscoveryServer": "false",
+        "lastUpdatedTimestamp": "1732881099990", "lastDirtyTimestamp": "1732881099990"
+    }});
+    let response = http_request(
+        "POST",
+        &format!("{eureka_url}apps/RUST-SVC"),
+        &[
+            ("Content-Type", "application/json"),
+            ("Accept", "application/json"),
+        ],
+        Some(body.to_string().as_bytes()),
+    )
+    .expect("register");
+    assert_eq!(response.status, 204, "{}", response.text());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn spring_boot_registers_with_the_embedded_registry_and_discovers_rust() {
+    let server = EurekaServer::builder()
+        .bind("127.0.0.1:0")
+        .self_preservation(false)
+        .read_only_cache(false)
+        .start()
+        .await
+        .expect("registry starts");
+    let eureka_url = server.url().to_owned();
+    tokio::task::spawn_blocking(move || {
+        let Some(svc) = JavaApp::java_svc(&eureka_url, &[]) else {
+            return;
+        };
+        let java_id = format!("java-svc:{}", svc.port());
+        let listed = eventually(Duration::from_secs(30), || {
+            let apps = fetch(&eureka_url);
+            apps.application("java-svc").is_some_and(|app| {
+                app.instances.iter().any(|i| {
+                    i.id() == java_id
+                        && i.status == InstanceStatus::Up
+                        && i.port.port == svc.port()
+                        && i.vip_address.as_deref() == Some("java-svc")
+                })
+            })
+        });
+        assert!(
+            listed,
+            "java-svc never appeared UP; log: {}",
+            svc.log_path().display()
+        );
+        // Its heartbeats reach the registry.
+        let renewed = eventually(Duration::from_secs(20), || {
+            let doc = http_get(&format!("{eureka_url}apps/JAVA-SVC/{java_id}")).expect("GET");
+            let json: Value = serde_json::from_slice(&doc.body).unwrap_or(Value::Null);
+            let lease = &json["instance"]["leaseInfo"];
+            lease["lastRenewalTimestamp"].as_u64() > lease["registrationTimestamp"].as_u64()
+        });
+        assert!(renewed, "no heartbeat from java-svc");
+
+        let rust_port = 19_000;
+        register_rust(&eureka_url, rust_port);
+        let expected = format!("http://127.0.0.1:{rust_port}");
+        let discovered = eventually(Duration::from_secs(30), || {
+            http_get(&format!("{}/peers/rust-svc", svc.base_url()))
+                .ok()
+                .and_then(|r| serde_json::from_slice::<Vec<String>>(&r.body).ok())
+                .is_some_and(|uris| uris.contains(&expected))
+        });
+        assert!(discovered, "java-svc's DiscoveryClient never saw rust-svc");
+
+        // Shutting down, the Spring app cancels its lease.
+        svc.stop();
+        let gone = eventually(Duration::from_secs(20), || {
+            fetch(&eureka_url).application("java-svc").is_none()
+        });
+        assert!(gone, "java-svc did not deregister");
+    })
+    .await
+    .expect("interop checks");
+    server.shutdown().await;
+}
