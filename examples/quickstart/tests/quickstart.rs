@@ -1,0 +1,13 @@
+//! Runs the quickstart exactly as `cargo run -p quickstart` does and checks what it reports.
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn quickstart_runs_every_step() {
+    let report = quickstart::run(quickstart::Options::default())
+        .await
+        .expect("every quickstart step behaves as it prints");
+    assert_eq!(report.spread.len(), 3, "calls reached every instance");
+    assert_eq!(report.spread.values().sum::<usize>(), 30);
+    assert_eq!(report.burst_failures, 0, "no call of the burst failed");
+    assert_eq!(report.burst_successes, 120);
+    assert_eq!(report.registered_at_end, 2, "the stopped instance is gone");
+}
