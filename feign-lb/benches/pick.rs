@@ -1,0 +1,61 @@
+//! Cost of one pick (choose plus completion report) for every policy at 10 to 10,000 instances.
+//!
+//! Run with `cargo bench -p feign-lb --bench pick`.
+
+use std::hint::black_box;
+use std::time::Duration;
+
+use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
+use feign_core::{AttemptOutcome, ChooseRequest, Resolver};
+use feign_lb::{LoadBalancer, Policy, ServiceInstance, StaticSupplier};
+use http::{HeaderMap, Method, StatusCode};
+
+fn instances(n: usize) -> Vec<ServiceInstance> {
+    (0..n)
+        .map(|i| {
+            ServiceInstance::new("svc", format!("10.0.{}.{}", i / 250, i % 250), 8080)
+                .with_metadata("weight", (1 + i % 5).to_string())
+        })
+        .collect()
+}
+
+fn pick(c: &mut Criterion) {
+    let headers = HeaderMap::new();
+    for policy in [
+        Policy::RoundRobin,
+        Policy::Random,
+        Policy::Weighted,
+        Policy::LeastRequest,
+        Policy::PeakEwma,
+    ] {
+        let mut group = c.benchmark_group(format!("pick/{policy:?}"));
+        group
+            .measurement_time(Duration::from_secs(2))
+            .warm_up_time(Duration::from_millis(500));
+        for n in [10usize, 100, 1_000, 10_000] {
+            let supplier = StaticSupplier::empty().with_instances("svc", instances(n));
+            let lb = LoadBalancer::builder()
+                .supplier(supplier)
+                .policy(policy)
+                .seed(1)
+                .build();
+            group.bench_with_input(BenchmarkId::from_parameter(n), &n, |b, _| {
+                b.iter(|| {
+                    let req = ChooseRequest::new("svc", "Svc#get", &Method::GET, &headers);
+                    let chosen = lb.choose(black_box(&req)).expect("an instance");
+                    if let Some(observer) = &chosen.observer {
+                        observer.on_complete(
+                            &AttemptOutcome::Response(StatusCode::OK),
+                            Duration::from_millis(2),
+                        );
+                    }
+                    black_box(chosen)
+                })
+            });
+        }
+        group.finish();
+    }
+}
+
+criterion_group!(benches, pick);
+criterion_main!(benches);

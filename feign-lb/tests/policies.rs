@@ -1,0 +1,681 @@
+//! Seeded, deterministic tests of every policy and routing filter, through the public
+//! `Resolver` interface the client pipeline uses.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use feign_core::{AttemptOutcome, ChooseRequest, Chosen, Error, Resolver};
+use feign_lb::{
+    Canary, Completion, CompletionStatus, Ejection, Hints, LifecycleHook, LoadBalancer, Policy,
+    ServiceConfig, ServiceInstance, SlowStart, StaticSupplier, StickySession, VersionRouting,
+    ZonePreference,
+};
+use http::{HeaderMap, Method, StatusCode};
+
+const SVC: &str = "order-service";
+
+fn instance(port: u16) -> ServiceInstance {
+    ServiceInstance::new(SVC, "127.0.0.1", port).with_instance_id(format!("i{port}"))
+}
+
+fn balancer(policy: Policy, instances: Vec<ServiceInstance>) -> (LoadBalancer, StaticSupplier) {
+    let supplier = StaticSupplier::empty().with_instances(SVC, instances);
+    let lb = LoadBalancer::builder()
+        .supplier(supplier.clone())
+        .policy(policy)
+        .slow_start(SlowStart::disabled())
+        .seed(42)
+        .build();
+    (lb, supplier)
+}
+
+fn choose_with(
+    lb: &LoadBalancer,
+    headers: &HeaderMap,
+    tried: &[Arc<str>],
+) -> Result<Chosen, Error> {
+    let mut req = ChooseRequest::new(SVC, "OrderService#get", &Method::GET, headers);
+    req.tried = tried;
+    lb.choose(&req)
+}
+
+fn pick(lb: &LoadBalancer) -> Chosen {
+    choose_with(lb, &HeaderMap::new(), &[]).expect("an instance")
+}
+
+fn finish(chosen: &Chosen, outcome: &AttemptOutcome<'_>, elapsed: Duration) {
+    chosen
+        .observer
+        .as_ref()
+        .expect("an observer")
+        .on_complete(outcome, elapsed);
+}
+
+fn ok(chosen: &Chosen) {
+    finish(
+        chosen,
+        &AttemptOutcome::Response(StatusCode::OK),
+        Duration::from_millis(10),
+    );
+}
+
+/// Picks `n` times, completing each attempt at once; counts by instance id.
+fn shares(lb: &LoadBalancer, n: usize) -> HashMap<String, usize> {
+    let mut counts = HashMap::new();
+    for _ in 0..n {
+        let chosen = pick(lb);
+        ok(&chosen);
+        *counts.entry(chosen.instance_id.to_string()).or_default() += 1;
+    }
+    counts
+}
+
+fn weighted(port: u16, weight: u32) -> ServiceInstance {
+    instance(port).with_metadata("weight", weight.to_string())
+}
+
+#[test]
+fn round_robin_visits_every_instance_in_turn() {
+    let (lb, _s) = balancer(Policy::RoundRobin, (1..=3).map(instance).collect());
+    let order: Vec<String> = (0..300)
+        .map(|_| pick(&lb).instance_id.to_string())
+        .collect();
+    let position = |id: &str| ["i1", "i2", "i3"].iter().position(|x| *x == id).unwrap();
+    for pair in order.windows(2) {
+        assert_eq!(position(&pair[1]), (position(&pair[0]) + 1) % 3, "{pair:?}");
+    }
+}
+
+#[test]
+fn seeded_balancers_repeat_their_picks() {
+    for policy in [
+        Policy::RoundRobin,
+        Policy::Random,
+        Policy::Weighted,
+        Policy::LeastRequest,
+        Policy::PeakEwma,
+    ] {
+        let run = || {
+            let (lb, _s) = balancer(policy, (1..=5).map(|p| weighted(p, u32::from(p))).collect());
+            (0..50)
+                .map(|_| pick(&lb).instance_id.to_string())
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(run(), run(), "{policy:?}");
+    }
+}
+
+#[test]
+fn random_spreads_evenly() {
+    let (lb, _s) = balancer(Policy::Random, (1..=5).map(instance).collect());
+    let counts = shares(&lb, 100_000);
+    for (id, n) in &counts {
+        assert!((19_000..21_000).contains(n), "{id}: {n}");
+    }
+}
+
+#[test]
+fn weighted_shares_are_within_a_tenth_of_a_percent_over_a_million_picks() {
+    for weights in [vec![1u32, 2, 3, 5, 10], vec![100, 1], vec![7, 7, 1]] {
+        let instances: Vec<_> = weights
+            .iter()
+            .enumerate()
+            .map(|(i, &w)| weighted(i as u16 + 1, w))
+            .collect();
+        let (lb, _s) = balancer(Policy::Weighted, instances);
+        let n = 1_000_000;
+        let counts = shares(&lb, n);
+        let total: u32 = weights.iter().sum();
+        for (i, &w) in weights.iter().enumerate() {
+            let got = counts.get(&format!("i{}", i + 1)).copied().unwrap_or(0) as f64 / n as f64;
+            let want = f64::from(w) / f64::from(total);
+            assert!(
+                (got - want).abs() <= 0.001,
+                "weights {weights:?}: instance {i} got {got}, want {want}"
+            );
+        }
+    }
+}
+
+#[test]
+fn weighted_five_one_one_is_interleaved_not_bursty() {
+    let (lb, _s) = balancer(
+        Policy::Weighted,
+        vec![weighted(1, 5), weighted(2, 1), weighted(3, 1)],
+    );
+    let picks: Vec<String> = (0..700)
+        .map(|_| pick(&lb).instance_id.to_string())
+        .collect();
+    let want = [("i1", 5.0 / 7.0), ("i2", 1.0 / 7.0), ("i3", 1.0 / 7.0)];
+    for k in 1..=49 {
+        for window in picks.windows(k) {
+            for (id, share) in want {
+                let count = window.iter().filter(|p| *p == id).count() as f64;
+                assert!(
+                    (count - k as f64 * share).abs() <= 2.0,
+                    "window {k}: {window:?}"
+                );
+            }
+        }
+    }
+    for pair in picks.windows(2) {
+        assert!(
+            pair[0] == "i1" || pair[1] == "i1",
+            "two minor picks in a row: {pair:?}"
+        );
+    }
+}
+
+#[test]
+fn least_request_never_picks_the_strictly_busiest() {
+    let (lb, _s) = balancer(Policy::LeastRequest, (1..=4).map(instance).collect());
+    // Load one instance with three attempts in flight.
+    let headers = HeaderMap::new();
+    let held: Vec<Chosen> = (0..3)
+        .map(|_| {
+            let mut req = ChooseRequest::new(SVC, "k", &Method::GET, &headers);
+            req.same_instance = Some("i1");
+            lb.choose(&req).unwrap()
+        })
+        .collect();
+    let counts = shares(&lb, 10_000);
+    assert_eq!(counts.get("i1"), None, "{counts:?}");
+    for c in &held {
+        ok(c);
+    }
+}
+
+#[test]
+fn peak_ewma_repels_slow_and_fast_failing_instances() {
+    // One instance answering 20x slower, then one failing fast with 503s.
+    for (bad, status, elapsed) in [
+        ("i1", StatusCode::OK, Duration::from_millis(200)),
+        (
+            "i2",
+            StatusCode::SERVICE_UNAVAILABLE,
+            Duration::from_micros(300),
+        ),
+    ] {
+        let (lb, _s) = balancer(Policy::PeakEwma, (1..=4).map(instance).collect());
+        for _ in 0..2_000 {
+            let c = pick(&lb);
+            if &*c.instance_id == bad {
+                finish(&c, &AttemptOutcome::Response(status), elapsed);
+            } else {
+                finish(
+                    &c,
+                    &AttemptOutcome::Response(StatusCode::OK),
+                    Duration::from_millis(10),
+                );
+            }
+        }
+        let counts = shares(&lb, 10_000);
+        let got = counts.get(bad).copied().unwrap_or(0);
+        assert!(got < 100, "{bad} got {got} of 10000: {counts:?}");
+    }
+}
+
+#[test]
+fn every_policy_avoids_every_tried_instance() {
+    for policy in [
+        Policy::RoundRobin,
+        Policy::Random,
+        Policy::Weighted,
+        Policy::LeastRequest,
+        Policy::PeakEwma,
+    ] {
+        let (lb, _s) = balancer(policy, (1..=3).map(|p| weighted(p, u32::from(p))).collect());
+        let tried: Vec<Arc<str>> = vec!["i1".into(), "i3".into()];
+        for _ in 0..200 {
+            let c = choose_with(&lb, &HeaderMap::new(), &tried).unwrap();
+            assert_eq!(&*c.instance_id, "i2", "{policy:?}");
+            ok(&c);
+        }
+        // Everything tried: fall back to any instance rather than fail.
+        let all: Vec<Arc<str>> = vec!["i1".into(), "i2".into(), "i3".into()];
+        let c = choose_with(&lb, &HeaderMap::new(), &all).unwrap();
+        ok(&c);
+    }
+}
+
+#[test]
+fn same_instance_requests_are_honoured() {
+    let (lb, _s) = balancer(Policy::RoundRobin, (1..=3).map(instance).collect());
+    let headers = HeaderMap::new();
+    for _ in 0..10 {
+        let mut req = ChooseRequest::new(SVC, "k", &Method::GET, &headers);
+        req.same_instance = Some("i2");
+        req.attempt = 2;
+        let c = lb.choose(&req).unwrap();
+        assert_eq!(&*c.instance_id, "i2");
+        ok(&c);
+    }
+}
+
+#[test]
+fn no_instance_errors_name_the_service_and_the_reason() {
+    let (lb, supplier) = balancer(Policy::RoundRobin, vec![]);
+    let err = pick_err(&lb);
+    assert!(err.is_no_instance());
+    assert!(
+        err.to_string().contains(SVC) && err.to_string().contains("none registered"),
+        "{err}"
+    );
+
+    supplier.remove(SVC);
+    let err = pick_err(&lb);
+    assert!(err.to_string().contains("unknown to discovery"), "{err}");
+
+    let lb = LoadBalancer::builder().build();
+    assert!(pick_err(&lb).to_string().contains("no instance supplier"));
+
+    let supplier = StaticSupplier::empty()
+        .with_instances(SVC, vec![instance(1).with_metadata("version", "1")]);
+    let lb = LoadBalancer::builder()
+        .supplier(supplier)
+        .version_routing(
+            VersionRouting::header(http::HeaderName::from_static("x-version")).required(true),
+        )
+        .build();
+    let mut headers = HeaderMap::new();
+    headers.insert("x-version", "2".parse().unwrap());
+    let err = choose_with(&lb, &headers, &[]).unwrap_err();
+    assert!(
+        err.is_no_instance() && err.to_string().contains("all filtered out"),
+        "{err}"
+    );
+    assert_eq!(lb.counters(SVC).unwrap().discard, 1);
+}
+
+fn pick_err(lb: &LoadBalancer) -> Error {
+    choose_with(lb, &HeaderMap::new(), &[]).unwrap_err()
+}
+
+/// Case D4: an empty list is an error, not a `% 0`; a list shrinking from 3 to 1 between picks
+/// never yields an index out of bounds.
+#[test]
+fn empty_and_shrinking_lists_are_safe() {
+    for policy in [
+        Policy::RoundRobin,
+        Policy::Random,
+        Policy::Weighted,
+        Policy::LeastRequest,
+        Policy::PeakEwma,
+    ] {
+        let (lb, supplier) = balancer(policy, vec![]);
+        assert!(pick_err(&lb).is_no_instance());
+        supplier.set(SVC, (1..=3).map(|p| weighted(p, u32::from(p))).collect());
+        for _ in 0..10 {
+            ok(&pick(&lb));
+        }
+        supplier.set(SVC, vec![instance(2)]);
+        for _ in 0..10 {
+            assert_eq!(&*pick(&lb).instance_id, "i2");
+        }
+    }
+}
+
+#[test]
+fn stats_survive_a_list_change() {
+    let (lb, supplier) = balancer(Policy::LeastRequest, (1..=2).map(instance).collect());
+    let held: Vec<Chosen> = (0..4).map(|_| pick(&lb)).collect();
+    supplier.set(SVC, (1..=3).map(instance).collect());
+    let states = lb.instance_states(SVC);
+    let in_flight: u32 = states.iter().map(|s| s.in_flight).sum();
+    assert_eq!(in_flight, 4);
+    for c in &held {
+        ok(c);
+    }
+    assert_eq!(lb.counters(SVC).unwrap().active, 0);
+}
+
+fn connect_error() -> Error {
+    Error::connect(std::io::Error::new(
+        std::io::ErrorKind::ConnectionRefused,
+        "refused",
+    ))
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_connect_failure_ejects_at_once_and_five_503s_eject_with_doubling() {
+    let (lb, _s) = balancer(Policy::RoundRobin, (1..=10).map(instance).collect());
+    // i1 refuses a connection: out at once.
+    let c = loop {
+        let c = pick(&lb);
+        if &*c.instance_id == "i1" {
+            break c;
+        }
+        ok(&c);
+    };
+    let error = connect_error();
+    finish(
+        &c,
+        &AttemptOutcome::Failed(&error),
+        Duration::from_millis(1),
+    );
+    assert_eq!(shares(&lb, 900).get("i1"), None);
+    assert_eq!(lb.counters(SVC).unwrap().ejections, 1);
+
+    // 30 s later it is back (ramping up), then five 503s in a row eject it for 60 s.
+    tokio::time::advance(Duration::from_secs(31)).await;
+    let mut failures = 0;
+    while failures < 5 {
+        let c = pick(&lb);
+        if &*c.instance_id == "i1" {
+            finish(
+                &c,
+                &AttemptOutcome::Response(StatusCode::SERVICE_UNAVAILABLE),
+                Duration::from_millis(1),
+            );
+            failures += 1;
+        } else {
+            ok(&c);
+        }
+    }
+    assert_eq!(shares(&lb, 900).get("i1"), None);
+    tokio::time::advance(Duration::from_secs(45)).await;
+    assert_eq!(
+        shares(&lb, 900).get("i1"),
+        None,
+        "the second ejection lasts 60 s"
+    );
+    tokio::time::advance(Duration::from_secs(20)).await;
+    assert!(shares(&lb, 900).get("i1").is_some(), "back after 60 s");
+}
+
+#[tokio::test(start_paused = true)]
+async fn at_most_ten_percent_are_ejected_and_panic_balances_across_all() {
+    let (lb, _s) = balancer(Policy::RoundRobin, (1..=10).map(instance).collect());
+    let error = connect_error();
+    for _ in 0..100 {
+        let c = pick(&lb);
+        if matches!(&*c.instance_id, "i1" | "i2") {
+            finish(
+                &c,
+                &AttemptOutcome::Failed(&error),
+                Duration::from_millis(1),
+            );
+        } else {
+            ok(&c);
+        }
+    }
+    let ejected = lb.instance_states(SVC).iter().filter(|s| s.ejected).count();
+    assert_eq!(ejected, 1, "max(1, 10 %) of 10");
+
+    // Two instances, one ejected: half are out, so panic mode spreads over both.
+    let (lb, _s) = balancer(Policy::RoundRobin, (1..=2).map(instance).collect());
+    let c = pick(&lb);
+    finish(
+        &c,
+        &AttemptOutcome::Failed(&error),
+        Duration::from_millis(1),
+    );
+    let counts = shares(&lb, 100);
+    assert_eq!(counts.len(), 2, "{counts:?}");
+    assert!(lb.counters(SVC).unwrap().panic > 0);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_new_instance_ramps_up_over_the_slow_start_window() {
+    let supplier = StaticSupplier::empty().with_instances(SVC, (1..=4).map(instance).collect());
+    let lb = LoadBalancer::builder()
+        .supplier(supplier.clone())
+        .policy(Policy::Random)
+        .seed(7)
+        .build();
+    ok(&pick(&lb));
+    supplier.set(SVC, (1..=5).map(instance).collect());
+    let early = shares(&lb, 20_000).get("i5").copied().unwrap_or(0) as f64 / 20_000.0;
+    tokio::time::advance(Duration::from_secs(15)).await;
+    let middle = shares(&lb, 20_000).get("i5").copied().unwrap_or(0) as f64 / 20_000.0;
+    tokio::time::advance(Duration::from_secs(16)).await;
+    let late = shares(&lb, 20_000).get("i5").copied().unwrap_or(0) as f64 / 20_000.0;
+    assert!(early < 0.05, "early share {early}");
+    assert!(middle > early && middle < late, "{early} {middle} {late}");
+    assert!(
+        (late - 0.2).abs() < 0.02,
+        "full share after the window: {late}"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn zone_preference_fails_over_and_comes_back() {
+    let instances = vec![
+        instance(1).with_metadata("zone", "z1"),
+        instance(2).with_metadata("zone", "Z1"),
+        instance(3).with_metadata("zone", "z2"),
+    ];
+    let supplier = StaticSupplier::empty().with_instances(SVC, instances);
+    let lb = LoadBalancer::builder()
+        .supplier(supplier)
+        .zone_preference(ZonePreference::new("z1"))
+        .ejection(Ejection::disabled())
+        .seed(1)
+        .build();
+    let counts = shares(&lb, 100);
+    assert_eq!(counts.get("i3"), None, "{counts:?}");
+    // Both z1 instances fail.
+    let error = connect_error();
+    let mut failed = std::collections::HashSet::new();
+    while failed.len() < 2 {
+        let c = pick(&lb);
+        finish(
+            &c,
+            &AttemptOutcome::Failed(&error),
+            Duration::from_millis(1),
+        );
+        failed.insert(c.instance_id.to_string());
+    }
+    let counts = shares(&lb, 100);
+    assert_eq!(counts.get("i3"), Some(&100), "failed over: {counts:?}");
+    tokio::time::advance(Duration::from_secs(20 * 60 + 1)).await;
+    let counts = shares(&lb, 100);
+    assert_eq!(
+        counts.get("i3"),
+        None,
+        "back to the preferred zone: {counts:?}"
+    );
+}
+
+#[test]
+fn hints_select_instances_and_fall_back_to_all() {
+    let instances = vec![
+        instance(1).with_metadata("hint", "blue"),
+        instance(2),
+        instance(3).with_metadata("hint", "blue"),
+    ];
+    let supplier = StaticSupplier::empty().with_instances(SVC, instances);
+    let lb = LoadBalancer::builder()
+        .supplier(supplier)
+        .hints(Hints::new())
+        .seed(1)
+        .build();
+    let mut headers = HeaderMap::new();
+    headers.insert("x-sc-lb-hint", "blue".parse().unwrap());
+    for _ in 0..50 {
+        let c = choose_with(&lb, &headers, &[]).unwrap();
+        assert_ne!(&*c.instance_id, "i2");
+        ok(&c);
+    }
+    headers.insert("x-sc-lb-hint", "green".parse().unwrap());
+    let seen: std::collections::HashSet<String> = (0..30)
+        .map(|_| {
+            choose_with(&lb, &headers, &[])
+                .unwrap()
+                .instance_id
+                .to_string()
+        })
+        .collect();
+    assert_eq!(seen.len(), 3, "no match falls back to all");
+}
+
+#[test]
+fn canary_gets_its_share_and_flagged_requests() {
+    let instances = vec![
+        instance(1),
+        instance(2),
+        instance(3).with_metadata("canary", "true"),
+    ];
+    let supplier = StaticSupplier::empty().with_instances(SVC, instances);
+    let lb = LoadBalancer::builder()
+        .supplier(supplier)
+        .canary(Canary::share(0.1).header(http::HeaderName::from_static("x-canary")))
+        .seed(3)
+        .build();
+    let counts = shares(&lb, 100_000);
+    let canary = counts.get("i3").copied().unwrap_or(0) as f64 / 100_000.0;
+    assert!((canary - 0.1).abs() < 0.01, "canary share {canary}");
+    let mut headers = HeaderMap::new();
+    headers.insert("x-canary", "1".parse().unwrap());
+    for _ in 0..20 {
+        assert_eq!(&*choose_with(&lb, &headers, &[]).unwrap().instance_id, "i3");
+    }
+}
+
+#[test]
+fn version_routing_and_sticky_sessions_combine_with_zone_and_hint() {
+    let instances = vec![
+        instance(1)
+            .with_metadata("version", "1")
+            .with_metadata("zone", "z1"),
+        instance(2)
+            .with_metadata("version", "2")
+            .with_metadata("zone", "z1"),
+        instance(3)
+            .with_metadata("version", "2")
+            .with_metadata("zone", "z2"),
+    ];
+    let supplier = StaticSupplier::empty().with_instances(SVC, instances);
+    let lb = LoadBalancer::builder()
+        .supplier(supplier)
+        .zone_preference(ZonePreference::new("z1"))
+        .version_routing(VersionRouting::header(http::HeaderName::from_static(
+            "x-version",
+        )))
+        .sticky_session(StickySession::new())
+        .seed(5)
+        .build();
+    let mut headers = HeaderMap::new();
+    headers.insert("x-version", "2".parse().unwrap());
+    for _ in 0..30 {
+        assert_eq!(
+            &*choose_with(&lb, &headers, &[]).unwrap().instance_id,
+            "i2",
+            "zone z1 and version 2"
+        );
+    }
+    headers.insert(
+        http::header::COOKIE,
+        "theme=dark; sc-lb-instance-id=i3".parse().unwrap(),
+    );
+    for _ in 0..10 {
+        assert_eq!(
+            &*choose_with(&lb, &headers, &[]).unwrap().instance_id,
+            "i3",
+            "sticky"
+        );
+    }
+}
+
+#[derive(Default)]
+struct Recorder {
+    starts: AtomicUsize,
+    requests: AtomicUsize,
+    completions: Mutex<Vec<CompletionStatus>>,
+}
+
+struct Hook(Arc<Recorder>);
+
+impl LifecycleHook for Hook {
+    fn on_start(&self, _service: &str) {
+        self.0.starts.fetch_add(1, Ordering::Relaxed);
+    }
+    fn on_start_request(&self, _service: &str, _instance: &ServiceInstance) {
+        self.0.requests.fetch_add(1, Ordering::Relaxed);
+    }
+    fn on_complete(&self, completion: &Completion<'_>) {
+        self.0.completions.lock().unwrap().push(completion.status);
+    }
+}
+
+#[test]
+fn lifecycle_hooks_and_spring_named_counters() {
+    let recorder = Arc::new(Recorder::default());
+    let supplier = StaticSupplier::empty().with_instances(SVC, (1..=2).map(instance).collect());
+    let lb = LoadBalancer::builder()
+        .supplier(supplier)
+        .lifecycle(Hook(recorder.clone()))
+        .service(
+            "empty-service",
+            ServiceConfig::new().supplier(StaticSupplier::empty()),
+        )
+        .build();
+    ok(&pick(&lb));
+    let error = connect_error();
+    finish(&pick(&lb), &AttemptOutcome::Failed(&error), Duration::ZERO);
+    finish(&pick(&lb), &AttemptOutcome::Discarded, Duration::ZERO);
+    let held = pick(&lb);
+    let headers = HeaderMap::new();
+    assert!(lb
+        .choose(&ChooseRequest::new(
+            "empty-service",
+            "k",
+            &Method::GET,
+            &headers
+        ))
+        .is_err());
+
+    let counters = lb.counters(SVC).unwrap();
+    assert_eq!(
+        (
+            counters.active,
+            counters.success,
+            counters.failed,
+            counters.discard
+        ),
+        (1, 1, 1, 1)
+    );
+    let named = counters.named();
+    assert_eq!(named[0], ("loadbalancer.requests.active", 1));
+    assert_eq!(lb.counters("empty-service").unwrap().discard, 1);
+    assert_eq!(recorder.starts.load(Ordering::Relaxed), 5);
+    assert_eq!(recorder.requests.load(Ordering::Relaxed), 4);
+    assert_eq!(
+        *recorder.completions.lock().unwrap(),
+        [
+            CompletionStatus::Success,
+            CompletionStatus::Failed,
+            CompletionStatus::Discard,
+            CompletionStatus::Discard
+        ]
+    );
+    ok(&held);
+}
+
+#[test]
+fn services_have_their_own_policy_and_supplier() {
+    let shared = StaticSupplier::empty().with_instances(SVC, (1..=3).map(instance).collect());
+    let own = StaticSupplier::empty().with_instances(
+        "billing",
+        vec![ServiceInstance::new("billing", "127.0.0.1", 9).with_instance_id("b1")],
+    );
+    let lb = LoadBalancer::builder()
+        .supplier(shared)
+        .service(
+            "Billing",
+            ServiceConfig::new()
+                .supplier(own)
+                .policy(Policy::LeastRequest),
+        )
+        .build();
+    let headers = HeaderMap::new();
+    let c = lb
+        .choose(&ChooseRequest::new("billing", "k", &Method::GET, &headers))
+        .unwrap();
+    assert_eq!(&*c.instance_id, "b1");
+    assert_eq!(&*c.base_url, "http://127.0.0.1:9");
+    assert!(lb.retry_policy("billing").is_some());
+    ok(&pick(&lb));
+}
