@@ -135,6 +135,12 @@ impl InstanceConfig {
         self
     }
 
+    /// Keeps the secure port's number but marks it disabled (the default).
+    pub fn secure_port_disabled(mut self) -> Self {
+        self.secure_port_enabled = false;
+        self
+    }
+
     /// The VIP address Java clients look the service up by (default: the application name).
     pub fn vip_address(mut self, vip: impl Into<String>) -> Self {
         self.vip_address = Some(vip.into());
