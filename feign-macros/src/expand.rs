@@ -358,33 +358,38 @@ fn method_meta(
     }
 }
 
-/// The statement adding one argument to the request, spanned on the parameter's type so a
-/// missing `Display` or `Serialize` is reported where the user wrote the type.
+/// The statement adding one argument to the request. The argument's type is written out as the
+/// call's type argument, so a missing `Display`, `Serialize` or `HeaderMapArg` is reported on the
+/// type where the user wrote it.
 fn argument(role: &Role, ident: &syn::Ident, ty: &Type, path_index: usize) -> TokenStream {
     let span = ty.span();
+    let turbofish = |ty: &Type| {
+        if ty::names_impl_trait(ty) {
+            quote!()
+        } else {
+            quote_spanned!(span=> ::<#ty>)
+        }
+    };
+    let whole = turbofish(ty);
     match role {
-        Role::Path(_) => quote_spanned!(span=> __feign_req.path(#path_index, &#ident);),
-        Role::Query(name) => unroll(
-            ty,
-            quote!(&#ident),
-            0,
-            &|value| quote_spanned!(span=> __feign_req.query(#name, #value);),
-        ),
-        Role::Header(name) => unroll(
-            ty,
-            quote!(&#ident),
-            0,
-            &|value| quote_spanned!(span=> __feign_req.header(#name, #value);),
-        ),
-        Role::QueryMap => quote_spanned!(span=> __feign_req.query_map(&#ident);),
-        Role::HeaderMap => quote_spanned!(span=> __feign_req.header_map(&#ident);),
-        Role::Form => quote_spanned!(span=> __feign_req.form(&#ident);),
+        Role::Path(_) => quote_spanned!(span=> __feign_req.path #whole (#path_index, &#ident);),
+        Role::Query(name) => unroll(ty, quote!(&#ident), 0, &|value, ty| {
+            let turbofish = turbofish(ty);
+            quote_spanned!(span=> __feign_req.query #turbofish (#name, #value);)
+        }),
+        Role::Header(name) => unroll(ty, quote!(&#ident), 0, &|value, ty| {
+            let turbofish = turbofish(ty);
+            quote_spanned!(span=> __feign_req.header #turbofish (#name, #value);)
+        }),
+        Role::QueryMap => quote_spanned!(span=> __feign_req.query_map #whole (&#ident);),
+        Role::HeaderMap => quote_spanned!(span=> __feign_req.header_map #whole (&#ident);),
+        Role::Form => quote_spanned!(span=> __feign_req.form #whole (&#ident);),
         Role::Body => match ty::raw_body(ty) {
             Some(true) => {
                 quote_spanned!(span=> __feign_req.body_raw(::std::borrow::ToOwned::to_owned(#ident));)
             }
-            Some(false) => quote_spanned!(span=> __feign_req.body_raw(#ident);),
-            None => quote_spanned!(span=> __feign_req.body(&#ident);),
+            Some(false) => quote_spanned!(span=> __feign_req.body_raw #whole (#ident);),
+            None => quote_spanned!(span=> __feign_req.body #whole (&#ident);),
         },
     }
 }
@@ -395,7 +400,7 @@ fn unroll(
     ty: &Type,
     value: TokenStream,
     depth: usize,
-    emit: &dyn Fn(TokenStream) -> TokenStream,
+    emit: &dyn Fn(TokenStream, &Type) -> TokenStream,
 ) -> TokenStream {
     let binding = format_ident!("__feign_v{}", depth);
     match ty::shape(ty) {
@@ -407,6 +412,6 @@ fn unroll(
             let body = unroll(inner, binding.to_token_stream(), depth + 1, emit);
             quote!(for #binding in (#value).iter() { #body })
         }
-        Shape::One => emit(value),
+        Shape::One => emit(value, ty),
     }
 }

@@ -58,6 +58,18 @@ fn last_segment(ty: &Type) -> Option<(String, Vec<&Type>)> {
     Some((segment.ident.to_string(), args))
 }
 
+/// Whether the type mentions `impl Trait`, which cannot be written as a type argument.
+pub(crate) fn names_impl_trait(ty: &Type) -> bool {
+    fn walk(tokens: proc_macro2::TokenStream) -> bool {
+        tokens.into_iter().any(|tree| match tree {
+            proc_macro2::TokenTree::Ident(ident) => ident == "impl",
+            proc_macro2::TokenTree::Group(group) => walk(group.stream()),
+            _ => false,
+        })
+    }
+    walk(quote::ToTokens::to_token_stream(ty))
+}
+
 /// The shape of a `#[query]` or `#[header]` parameter type.
 pub(crate) fn shape(ty: &Type) -> Shape<'_> {
     match peel(ty) {
@@ -149,6 +161,14 @@ mod tests {
         }
         assert!(matches!(shape(&ty("u64")), Shape::One));
         assert!(matches!(shape(&ty("&str")), Shape::One));
+    }
+
+    #[test]
+    fn finds_impl_trait_anywhere_in_a_type() {
+        assert!(names_impl_trait(&ty("impl Serialize")));
+        assert!(names_impl_trait(&ty("&(impl Display + Send)")));
+        assert!(names_impl_trait(&ty("Option<Box<impl Display>>")));
+        assert!(!names_impl_trait(&ty("&Implementation")));
     }
 
     #[test]

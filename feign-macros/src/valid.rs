@@ -77,7 +77,21 @@ fn check_method(cx: &Ctxt, method: &Method<'_>) {
             if receiver.reference.is_some()
                 && receiver.mutability.is_none()
                 && receiver.colon_token.is_none() => {}
-        Some(receiver) => cx.error_spanned_by(receiver, "a client method takes `&self`"),
+        Some(receiver) => {
+            let written = match (
+                &receiver.reference,
+                &receiver.mutability,
+                &receiver.colon_token,
+            ) {
+                (_, _, Some(_)) => "a typed `self`",
+                (Some(_), Some(_), None) => "`&mut self`",
+                _ => "`self` by value",
+            };
+            cx.error_spanned_by(
+                receiver,
+                format!("a client method takes `&self`, not {written}"),
+            );
+        }
         None => cx.error_spanned_by(
             &sig.ident,
             "a client method takes `&self` as its first parameter",
