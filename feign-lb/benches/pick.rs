@@ -2,6 +2,8 @@
 //!
 //! Run with `cargo bench -p feign-lb --bench pick`.
 
+#![allow(missing_docs)] // `criterion_group!` generates an undocumented public function
+
 use std::hint::black_box;
 use std::time::Duration;
 

@@ -537,7 +537,8 @@ impl ServiceLb {
                 if total == 0 {
                     return None;
                 }
-                let mut target = (u128::from(self.rng.next_u64()) * u128::from(total) >> 64) as u64;
+                let mut target =
+                    ((u128::from(self.rng.next_u64()) * u128::from(total)) >> 64) as u64;
                 for i in members() {
                     let w = u64::from(snap.weights[i]);
                     if target < w {
