@@ -172,15 +172,13 @@ impl Call<'_> {
         }
     }
 
-    fn ldt(&self) -> Result<Option<u64>, Response> {
+    fn ldt(&self) -> Result<Option<u64>, String> {
         match self.param("lastDirtyTimestamp") {
             None | Some("") => Ok(None),
-            Some(raw) => raw.parse().map(Some).map_err(|_| {
-                text(
-                    StatusCode::BAD_REQUEST,
-                    format!("lastDirtyTimestamp {raw:?} is not a number of milliseconds"),
-                )
-            }),
+            Some(raw) => raw
+                .parse()
+                .map(Some)
+                .map_err(|_| format!("lastDirtyTimestamp {raw:?} is not a number of milliseconds")),
         }
     }
 
@@ -258,7 +256,7 @@ impl Call<'_> {
     fn renew(&self, app: &str, id: &str) -> Response {
         let ldt = match self.ldt() {
             Ok(ldt) => ldt,
-            Err(response) => return response,
+            Err(reason) => return text(StatusCode::BAD_REQUEST, reason),
         };
         let overridden = self
             .param("overriddenstatus")
@@ -278,16 +276,13 @@ impl Call<'_> {
         }
     }
 
-    fn status_value(&self, required: bool) -> Result<InstanceStatus, Response> {
+    fn status_value(&self, required: bool) -> Result<InstanceStatus, String> {
         match self.param("value") {
             None if !required => Ok(InstanceStatus::Unknown),
-            None => Err(text(
-                StatusCode::BAD_REQUEST,
-                "missing status value".to_owned(),
-            )),
-            Some(raw) => raw.parse().map_err(|e: crate::model::ParseStatusError| {
-                text(StatusCode::BAD_REQUEST, e.to_string())
-            }),
+            None => Err("missing status value".to_owned()),
+            Some(raw) => raw
+                .parse()
+                .map_err(|e: crate::model::ParseStatusError| e.to_string()),
         }
     }
 
@@ -298,7 +293,7 @@ impl Call<'_> {
         }
         let (status, ldt) = match (self.status_value(true), self.ldt()) {
             (Ok(status), Ok(ldt)) => (status, ldt),
-            (Err(response), _) | (_, Err(response)) => return response,
+            (Err(reason), _) | (_, Err(reason)) => return text(StatusCode::BAD_REQUEST, reason),
         };
         found(registry.update_status(app, id, status, ldt, self.is_replication))
     }
@@ -310,7 +305,7 @@ impl Call<'_> {
         }
         let (status, ldt) = match (self.status_value(false), self.ldt()) {
             (Ok(status), Ok(ldt)) => (status, ldt),
-            (Err(response), _) | (_, Err(response)) => return response,
+            (Err(reason), _) | (_, Err(reason)) => return text(StatusCode::BAD_REQUEST, reason),
         };
         found(registry.delete_status_override(app, id, status, ldt, self.is_replication))
     }
