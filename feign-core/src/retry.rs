@@ -247,3 +247,122 @@ impl<F> std::fmt::Debug for FnRetryPolicy<F> {
         f.write_str("FnRetryPolicy")
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use http::StatusCode;
+
+    fn decide(
+        retryer: &Retryer,
+        method: Method,
+        idempotent: bool,
+        error: &Error,
+        attempt: u32,
+    ) -> RetryDecision {
+        let ctx = RetryContext {
+            method_key: "T#m",
+            service: "s",
+            method: &method,
+            idempotent,
+            attempt,
+            error,
+            elapsed: Duration::ZERO,
+            remaining: None,
+        };
+        retryer.decide(&ctx)
+    }
+
+    fn retries(d: RetryDecision) -> bool {
+        matches!(d, RetryDecision::Retry { .. })
+    }
+
+    #[test]
+    fn matrix_of_methods_and_faults() {
+        let r = Retryer::default();
+        let connect = Error::connect("refused");
+        let timeout = Error::timeout("slow");
+        let reset = Error::transport("reset");
+        let unavailable = Error::status_error(
+            StatusCode::SERVICE_UNAVAILABLE,
+            Default::default(),
+            Default::default(),
+        );
+        let bad_request = Error::status_error(
+            StatusCode::BAD_REQUEST,
+            Default::default(),
+            Default::default(),
+        );
+        let decode = Error::decode("bad json");
+        for (method, idempotent) in [
+            (Method::GET, true),
+            (Method::PUT, true),
+            (Method::DELETE, true),
+            (Method::POST, true),
+        ] {
+            for error in [&connect, &timeout, &reset, &unavailable] {
+                assert!(
+                    retries(decide(&r, method.clone(), idempotent, error, 1)),
+                    "{method} {error:?}"
+                );
+            }
+            assert!(!retries(decide(
+                &r,
+                method.clone(),
+                idempotent,
+                &bad_request,
+                1
+            )));
+            assert!(!retries(decide(&r, method.clone(), idempotent, &decode, 1)));
+        }
+        for method in [Method::POST, Method::PATCH] {
+            assert!(
+                retries(decide(&r, method.clone(), false, &connect, 1)),
+                "nothing was sent"
+            );
+            for error in [&timeout, &reset, &unavailable] {
+                assert!(
+                    !retries(decide(&r, method.clone(), false, error, 1)),
+                    "{method} {error:?}"
+                );
+            }
+        }
+        assert!(
+            !retries(decide(&r, Method::GET, true, &connect, 5)),
+            "5 attempts at most"
+        );
+        assert!(!retries(decide(
+            &Retryer::never(),
+            Method::GET,
+            true,
+            &connect,
+            1
+        )));
+    }
+
+    #[test]
+    fn backoff_grows_by_the_multiplier_up_to_the_cap() {
+        let r = Retryer::default().jitter(false).max_attempts(10);
+        let delays: Vec<_> = (1..=7).map(|n| r.backoff(n).as_micros()).collect();
+        assert_eq!(
+            delays,
+            [100_000, 150_000, 225_000, 337_500, 506_250, 759_375, 1_000_000]
+        );
+        let err = Error::connect("refused");
+        for attempt in 1..10 {
+            let RetryDecision::Retry { delay, .. } = decide(
+                &Retryer::default().max_attempts(10),
+                Method::GET,
+                true,
+                &err,
+                attempt,
+            ) else {
+                panic!("retries");
+            };
+            assert!(
+                delay <= r.backoff(attempt),
+                "full jitter stays below the backoff"
+            );
+        }
+    }
+}

@@ -462,3 +462,89 @@ async fn userinfo_in_the_url_becomes_basic_auth_and_is_never_shown() {
     let shown = format!("{err} {err:?} {client:?}");
     assert!(!shown.contains("pw"), "{shown}");
 }
+
+#[tokio::test]
+async fn a_custom_decoder_works_for_any_deserialize_type() {
+    let router = Router::new().route(
+        "/api/orders/{id}",
+        get(|Path(id): Path<u64>| async move {
+            Json(serde_json::json!({ "data": { "id": id, "item": "wrapped" } }))
+        }),
+    );
+    let server = Server::start(router).await;
+    let unwrap_envelope = feign_core::decoder_fn(
+        |response: &feign_core::Response, target: &mut feign_core::DecodeTarget<'_>| {
+            let envelope: serde_json::Value = response.json()?;
+            target.deserialize(envelope["data"].clone())
+        },
+    );
+    let client = OrderClient::builder()
+        .url(server.url())
+        .decoder(unwrap_envelope)
+        .build()
+        .unwrap();
+    assert_eq!(
+        client.get_order(&3).await.unwrap(),
+        Order {
+            id: 3,
+            item: "wrapped".into()
+        }
+    );
+    let err = client.raw_json().await.unwrap_err();
+    assert!(err.is_status(), "no route: {err:?}");
+}
+
+#[tokio::test]
+async fn the_form_encoder_replaces_json_for_bodies() {
+    let server = Server::start(Router::new().route(
+        "/api/orders",
+        post(|body: bytes::Bytes| async move {
+            Json(Order {
+                id: 1,
+                item: String::from_utf8_lossy(&body).into_owned(),
+            })
+        }),
+    ))
+    .await;
+    let client = OrderClient::builder()
+        .url(server.url())
+        .encoder(feign_core::FormEncoder)
+        .build()
+        .unwrap();
+    let echoed = client
+        .create(
+            &NewOrder {
+                item: "a b&c".into(),
+            },
+            "r",
+        )
+        .await
+        .unwrap();
+    assert_eq!(echoed.item, "item=a+b%26c");
+    assert_eq!(
+        server.recorded()[0].headers["content-type"],
+        "application/x-www-form-urlencoded"
+    );
+}
+
+#[tokio::test]
+async fn a_closure_can_be_the_client() {
+    let client = OrderClient::builder()
+        .url("http://orders.test")
+        .client(feign_core::client_fn(
+            |request: http::Request<bytes::Bytes>| async move {
+                use http_body_util::BodyExt;
+                let body = format!(r#"{{"id":1,"item":"{}"}}"#, request.uri().path());
+                let body = http_body_util::Full::new(bytes::Bytes::from(body))
+                    .map_err(|never| match never {})
+                    .boxed_unsync();
+                Ok(http::Response::builder()
+                    .header("content-type", "application/json")
+                    .body(body)
+                    .unwrap())
+            },
+        ))
+        .build()
+        .unwrap();
+    assert_eq!(client.get_order(&5).await.unwrap().item, "/api/orders/5");
+}

@@ -157,8 +157,8 @@ impl RequestArgs {
         }
     }
 
-    fn add_static_header(&mut self, name: &str, value: &str) {
-        match parse_header(name, value.as_bytes()) {
+    fn add_static_header(&mut self, name: &str, value: &'static str) {
+        match parse_header(name, Bytes::from_static(value.as_bytes())) {
             Ok((name, value)) => self.insert_header(name, value),
             Err(e) => self.fail(e),
         }
@@ -181,11 +181,8 @@ impl RequestArgs {
                 "header `{name}` could not be formatted"
             )));
         }
-        match parse_header(name, text.as_bytes()) {
-            Ok((name, _)) => match HeaderValue::try_from(text) {
-                Ok(value) => self.insert_header(name, value),
-                Err(_) => self.fail(Error::request(format!("invalid value for header `{name}`"))),
-            },
+        match parse_header(name, Bytes::from(text)) {
+            Ok((name, value)) => self.insert_header(name, value),
             Err(e) => self.fail(e),
         }
     }
@@ -194,12 +191,14 @@ impl RequestArgs {
     pub fn header_map<T: HeaderMapArg + ?Sized>(&mut self, value: &T) {
         let mut pending = Vec::new();
         let mut first_error = None;
-        value.each_header(&mut |name, value| match parse_header(name, value) {
-            Ok(pair) => pending.push(pair),
-            Err(e) => {
-                first_error.get_or_insert(e);
-            }
-        });
+        value.each_header(
+            &mut |name, value| match parse_header(name, Bytes::copy_from_slice(value)) {
+                Ok(pair) => pending.push(pair),
+                Err(e) => {
+                    first_error.get_or_insert(e);
+                }
+            },
+        );
         if let Some(e) = first_error {
             return self.fail(e);
         }
@@ -338,7 +337,7 @@ fn path_var_name(meta: &MethodMeta, index: usize) -> &'static str {
 }
 
 /// Parses and checks a header from a parameter or map.
-fn parse_header(name: &str, value: &[u8]) -> Result<(HeaderName, HeaderValue), Error> {
+fn parse_header(name: &str, value: Bytes) -> Result<(HeaderName, HeaderValue), Error> {
     let shown_name = || {
         name.chars()
             .filter(char::is_ascii_graphic)
@@ -356,12 +355,12 @@ fn parse_header(name: &str, value: &[u8]) -> Result<(HeaderName, HeaderValue), E
             "header `{parsed}` cannot be set by a parameter"
         )));
     }
-    if !is_clean_header_value(value) {
+    if !is_clean_header_value(&value) {
         return Err(Error::request(format!(
             "invalid value for header `{parsed}`: control or non-ASCII bytes"
         )));
     }
-    let value = HeaderValue::from_bytes(value)
+    let value = HeaderValue::from_maybe_shared(value)
         .map_err(|_| Error::request(format!("invalid value for header `{parsed}`")))?;
     Ok((parsed, value))
 }
