@@ -8,7 +8,8 @@ use std::time::{Duration, Instant};
 
 use feign_eureka::model::{Applications, InstanceStatus};
 use feign_eureka::server::EurekaServer;
-use feign_tests::interop::{http_get, http_request, JavaApp};
+use feign_eureka::{EurekaClient, InstanceConfig};
+use feign_tests::interop::{http_get, JavaApp};
 use serde_json::Value;
 
 /// Polls until `check` holds or `timeout` passes.
@@ -30,35 +31,6 @@ fn fetch(eureka_url: &str) -> Applications {
     Applications::from_json(&response.body).expect("registry parses")
 }
 
-fn register_rust(eureka_url: &str, port: u16) {
-    let body = serde_json::json!({"instance": {
-        "instanceId": format!("127.0.0.1:rust-svc:{port}"), "hostName": "127.0.0.1",
-        "app": "RUST-SVC", "ipAddr": "127.0.0.1", "status": "UP", "overriddenStatus": "UNKNOWN",
-        "port": {"$": port, "@enabled": "true"}, "securePort": {"$": 443, "@enabled": "false"},
-        "countryId": 1,
-        "dataCenterInfo": {"@class": "com.netflix.appinfo.InstanceInfo$DefaultDataCenterInfo", "name": "MyOwn"},
-        "leaseInfo": {"renewalIntervalInSecs": 30, "durationInSecs": 90},
-        "metadata": {"zone": "defaultZone"},
-        "homePageUrl": format!("http://127.0.0.1:{port}/"),
-        "statusPageUrl": format!("http://127.0.0.1:{port}/info"),
-        "healthCheckUrl": format!("http://127.0.0.1:{port}/health"),
-        "vipAddress": "rust-svc", "secureVipAddress": "rust-svc",
-        "isCoordinatingDiscoveryServer": "false",
-        "lastUpdatedTimestamp": "1732881099990", "lastDirtyTimestamp": "1732881099990"
-    }});
-    let response = http_request(
-        "POST",
-        &format!("{eureka_url}apps/RUST-SVC"),
-        &[
-            ("Content-Type", "application/json"),
-            ("Accept", "application/json"),
-        ],
-        Some(body.to_string().as_bytes()),
-    )
-    .expect("register");
-    assert_eq!(response.status, 204, "{}", response.text());
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn spring_boot_registers_with_the_embedded_registry_and_discovers_rust() {
     let server = EurekaServer::builder()
@@ -69,6 +41,22 @@ async fn spring_boot_registers_with_the_embedded_registry_and_discovers_rust() {
         .await
         .expect("registry starts");
     let eureka_url = server.url().to_owned();
+    let rust_port = 19_000;
+    let rust = EurekaClient::builder()
+        .service_urls([eureka_url.as_str()])
+        .instance(
+            InstanceConfig::new("rust-svc", rust_port)
+                .host_name("127.0.0.1")
+                .ip_address("127.0.0.1")
+                .vip_address("rust-svc"),
+        )
+        .registration_jitter(Duration::ZERO)
+        .registry_fetch_interval(Duration::from_secs(1))
+        .allow_loopback(true)
+        .start()
+        .await
+        .expect("rust client starts");
+    let discovering = rust.clone();
     tokio::task::spawn_blocking(move || {
         let Some(svc) = JavaApp::java_svc(&eureka_url, &[]) else {
             return;
@@ -99,8 +87,19 @@ async fn spring_boot_registers_with_the_embedded_registry_and_discovers_rust() {
         });
         assert!(renewed, "no heartbeat from java-svc");
 
-        let rust_port = 19_000;
-        register_rust(&eureka_url, rust_port);
+        // Our client discovers the Java app...
+        let seen = eventually(Duration::from_secs(20), || {
+            discovering
+                .applications()
+                .application("JAVA-SVC")
+                .is_some_and(|app| {
+                    app.instances
+                        .iter()
+                        .any(|i| i.id() == java_id && i.status == InstanceStatus::Up)
+                })
+        });
+        assert!(seen, "the Rust client never discovered java-svc");
+        // ...and the Java app's DiscoveryClient discovers the Rust registration.
         let expected = format!("http://127.0.0.1:{rust_port}");
         let discovered = eventually(Duration::from_secs(30), || {
             http_get(&format!("{}/peers/rust-svc", svc.base_url()))
@@ -119,5 +118,6 @@ async fn spring_boot_registers_with_the_embedded_registry_and_discovers_rust() {
     })
     .await
     .expect("interop checks");
+    rust.shutdown().await;
     server.shutdown().await;
 }
