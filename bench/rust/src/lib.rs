@@ -1,0 +1,21 @@
+//! Benchmarks of feign-rs, each a binary that starts its own servers on 127.0.0.1, stops by
+//! itself and prints Markdown tables:
+//!
+//! | binary | measures |
+//! |---|---|
+//! | `overhead` | requests/s and latency of raw reqwest, a feign client, feign + load balancer, feign + load balancer + Eureka |
+//! | `vs-java` | the feign + load balancer client against Spring Cloud OpenFeign + LoadBalancer (`bench/java/`) |
+//! | `resilience` | an instance killed, or one slow, under open-loop traffic, per balancing policy |
+//! | `freshness` | how long registering, deregistering and dying take to reach a client |
+//!
+//! Run one with `cargo run --release -p feign-bench --bin <name> -- --help`. This library holds
+//! what they share: the order server, the clients, load generators, statistics and output.
+
+pub mod backend;
+pub mod chart;
+pub mod client;
+pub mod load;
+pub mod memory;
+pub mod stats;
+pub mod table;
+pub mod topology;

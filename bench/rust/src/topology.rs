@@ -1,0 +1,133 @@
+//! The client stacks under test, assembled the way an application assembles them.
+
+use std::error::Error as StdError;
+use std::time::{Duration, Instant};
+
+use feign_eureka::server::EurekaServer;
+use feign_eureka::{EurekaClient, InstanceConfig};
+use feign_lb::{LoadBalancer, Policy, StaticSupplier};
+
+use crate::client::{OrderServiceClient, SERVICE};
+
+/// What setting up a stack may fail with.
+pub type SetupResult<T> = Result<T, Box<dyn StdError + Send + Sync>>;
+
+/// A feign client calling `url` directly.
+pub fn feign_fixed(url: &str) -> SetupResult<OrderServiceClient> {
+    Ok(OrderServiceClient::builder().url(url).build()?)
+}
+
+/// A feign client resolved through `balancer`.
+pub fn feign_balanced(balancer: LoadBalancer) -> SetupResult<OrderServiceClient> {
+    Ok(OrderServiceClient::builder()
+        .load_balancer(balancer)
+        .build()?)
+}
+
+/// A balancer over a static list of `urls` for [`SERVICE`], with default settings but `policy`.
+pub fn static_balancer(urls: &[String], policy: Policy) -> LoadBalancer {
+    LoadBalancer::builder()
+        .supplier(StaticSupplier::new(SERVICE, urls))
+        .policy(policy)
+        .build()
+}
+
+/// How a discovered instance registers: its port on 127.0.0.1, named `127.0.0.1:PORT`.
+pub fn instance_config(port: u16) -> InstanceConfig {
+    InstanceConfig::new(SERVICE, port)
+        .host_name("127.0.0.1")
+        .ip_address("127.0.0.1")
+        .prefer_ip_address(true)
+        .instance_id(format!("127.0.0.1:{port}"))
+}
+
+/// Registers an instance on `port` with the registry at `eureka_url`, registration only, no
+/// start-up jitter; `tune` adjusts the instance (lease times).
+pub async fn register(
+    eureka_url: &str,
+    port: u16,
+    tune: impl FnOnce(InstanceConfig) -> InstanceConfig,
+) -> SetupResult<EurekaClient> {
+    Ok(EurekaClient::builder()
+        .service_urls([eureka_url])
+        .fetch_registry(false)
+        .registration_jitter(Duration::ZERO)
+        .instance(tune(instance_config(port)))
+        .start()
+        .await?)
+}
+
+/// A discovery-only client of the registry at `eureka_url`, fetching every `fetch_interval`.
+pub async fn discovery_client(
+    eureka_url: &str,
+    fetch_interval: Duration,
+) -> SetupResult<EurekaClient> {
+    Ok(EurekaClient::builder()
+        .service_urls([eureka_url])
+        .registry_fetch_interval(fetch_interval)
+        .allow_loopback(true)
+        .start()
+        .await?)
+}
+
+/// How many instances of [`SERVICE`] `client` currently knows.
+pub fn known_instances(client: &EurekaClient) -> usize {
+    client
+        .instances(SERVICE)
+        .map_or(0, |instances| instances.len())
+}
+
+/// The embedded registry with the servers on `ports` registered, and a discovery client that
+/// has seen all of them.
+#[derive(Debug)]
+pub struct Discovered {
+    registry: EurekaServer,
+    registrations: Vec<EurekaClient>,
+    client: EurekaClient,
+}
+
+impl Discovered {
+    /// Starts the registry, registers every port and waits (at most 10 s) until the discovery
+    /// client lists them all.
+    pub async fn start(ports: &[u16]) -> SetupResult<Discovered> {
+        let registry = EurekaServer::builder()
+            .bind("127.0.0.1:0")
+            .read_only_cache(false)
+            .start()
+            .await?;
+        let mut registrations = Vec::new();
+        for &port in ports {
+            registrations.push(register(registry.url(), port, |config| config).await?);
+        }
+        let client = discovery_client(registry.url(), Duration::from_millis(500)).await?;
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while known_instances(&client) < ports.len() {
+            if Instant::now() > deadline {
+                return Err("the discovery client did not see every instance within 10 s".into());
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        Ok(Discovered {
+            registry,
+            registrations,
+            client,
+        })
+    }
+
+    /// A balancer fed by the discovery client.
+    pub fn balancer(&self, policy: Policy) -> LoadBalancer {
+        LoadBalancer::builder()
+            .supplier(self.client.supplier())
+            .policy(policy)
+            .build()
+    }
+
+    /// Deregisters everything and stops the registry.
+    pub async fn shutdown(self) {
+        for registration in &self.registrations {
+            registration.shutdown().await;
+        }
+        self.client.shutdown().await;
+        self.registry.shutdown().await;
+    }
+}
