@@ -433,3 +433,47 @@ fn peer_urls(peers: &[String], own: SocketAddr) -> Result<Vec<String>, ServerErr
     }
     Ok(out)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_default_bind_address_is_loopback_only() {
+        assert_eq!(EurekaServer::builder().config.bind, "127.0.0.1:8761");
+    }
+
+    #[test]
+    fn peer_urls_are_normalized_and_exclude_this_server() {
+        let own: SocketAddr = "127.0.0.1:8761".parse().unwrap();
+        let peers = [
+            "http://localhost:8761/eureka/".to_owned(),
+            "http://10.0.0.2:8761/eureka".to_owned(),
+            "http://10.0.0.2:8761/eureka/".to_owned(),
+        ];
+        assert_eq!(
+            peer_urls(&peers, own).unwrap(),
+            ["http://10.0.0.2:8761/eureka/"]
+        );
+        assert!(peer_urls(&["ftp://x/".to_owned()], own).is_err());
+        assert!(peer_urls(&["not a url".to_owned()], own).is_err());
+    }
+
+    #[tokio::test]
+    async fn out_of_range_settings_are_refused() {
+        let zero = EurekaServer::builder()
+            .bind("127.0.0.1:0")
+            .eviction_interval(Duration::ZERO)
+            .start()
+            .await;
+        assert!(matches!(zero, Err(ServerError::InvalidSetting(_))));
+        let threshold = EurekaServer::builder()
+            .bind("127.0.0.1:0")
+            .renewal_percent_threshold(1.5)
+            .start()
+            .await;
+        assert!(matches!(threshold, Err(ServerError::InvalidSetting(_))));
+        let bind = EurekaServer::builder().bind("nowhere").start().await;
+        assert!(matches!(bind, Err(ServerError::InvalidBindAddress(_))));
+    }
+}
