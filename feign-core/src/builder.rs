@@ -7,7 +7,7 @@ use std::sync::Arc;
 use bytes::Bytes;
 
 use crate::__private::FromCore;
-use crate::client::{Client, ReqwestClient, TowerClient};
+use crate::client::{Client, ReqwestClient, SendOptions, TowerClient};
 use crate::codec::{Decoder, DefaultErrorDecoder, Encoder, ErrorDecoder};
 use crate::error::BoxError;
 use crate::interceptor::RequestInterceptor;
@@ -212,6 +212,19 @@ impl<C: FromCore> Builder<C> {
                 "client path must start with `/` and be a valid path",
             ));
         }
+        let client = match self.client {
+            Some(client) => client,
+            None => {
+                let client = ReqwestClient::new();
+                // Builds the reqwest client of the default options now, so TLS setup errors
+                // surface here rather than on the first call.
+                client.client_for(&SendOptions {
+                    connect_timeout: self.options.get_connect_timeout(),
+                    follow_redirects: self.options.get_follow_redirects(),
+                })?;
+                Arc::new(client)
+            }
+        };
         let inner = CoreInner {
             client_meta: meta,
             target,
@@ -223,9 +236,7 @@ impl<C: FromCore> Builder<C> {
                 .error_decoder
                 .unwrap_or_else(|| Arc::new(DefaultErrorDecoder::default())),
             retry,
-            client: self
-                .client
-                .unwrap_or_else(|| Arc::new(ReqwestClient::new())),
+            client,
             options: self.options,
             log_level: self.log_level,
             limits: self.limits,

@@ -65,7 +65,8 @@ pub enum RetryDecision {
 /// The n-th retry waits a random time in `[0, min(period × multiplier^(n-1), max_period)]`, or
 /// the server's `Retry-After` when it sent one. A failed attempt is retried when
 /// - nothing was sent (`error.is_connect()`), whatever the method; or
-/// - the call is idempotent (GET, HEAD, PUT, DELETE, or marked `#[idempotent]`) and it failed
+/// - the call is idempotent (GET, HEAD, PUT, DELETE, marked `#[idempotent]`, or carrying an
+///   `Idempotency-Key` header) and it failed
 ///   with a timeout, a transport or body error, a 429, 502, 503 or 504, or any error carrying
 ///   `Retry-After`.
 ///

@@ -426,3 +426,19 @@ async fn a_client_without_path_prefix_calls_the_root() {
     );
     assert_eq!(server.targets(), ["/"]);
 }
+
+#[tokio::test(start_paused = true)]
+async fn post_with_an_idempotency_key_is_retried_with_the_same_key() {
+    let (router, calls) = flaky(2, None);
+    let server = Server::start(router).await;
+    let client = OrderClient::builder().url(server.url()).build().unwrap();
+    client
+        .create_with_headers(&[("Idempotency-Key", "k-1")])
+        .await
+        .unwrap();
+    assert_eq!(calls.load(Ordering::SeqCst), 3);
+    assert!(server
+        .recorded()
+        .iter()
+        .all(|r| r.headers["idempotency-key"] == "k-1"));
+}

@@ -422,3 +422,9 @@ impl<K: AsRef<str>, V: AsRef<str>> HeaderMapArg for Vec<(K, V)> {
         self.as_slice().each_header(f);
     }
 }
+
+impl<K: AsRef<str>, V: AsRef<str>, const N: usize> HeaderMapArg for [(K, V); N] {
+    fn each_header(&self, f: &mut dyn FnMut(&str, &[u8])) {
+        self.as_slice().each_header(f);
+    }
+}

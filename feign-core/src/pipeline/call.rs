@@ -87,16 +87,18 @@ struct Call<'a> {
 }
 
 impl Call<'_> {
+    /// Idempotent by method or `#[idempotent]`, or made so by an `Idempotency-Key` header.
     fn idempotent(&self) -> bool {
         let meta = self.template.meta;
-        if self.template.method == meta.method.as_http() {
+        let by_method = if self.template.method == meta.method.as_http() {
             meta.idempotent
         } else {
             matches!(
                 self.template.method,
                 Method::GET | Method::HEAD | Method::OPTIONS | Method::PUT | Method::DELETE
             )
-        }
+        };
+        by_method || self.template.headers.contains_key("idempotency-key")
     }
 
     async fn attempts(&self, deadline: Option<Instant>) -> Result<Option<Response>, Error> {
