@@ -48,6 +48,8 @@ impl Http {
 pub(crate) struct Method<'a> {
     pub(crate) original: &'a TraitItemFn,
     pub(crate) http: Option<Http>,
+    /// Whether an HTTP method attribute was written, even a malformed one.
+    pub(crate) http_written: bool,
     /// Method-level `#[headers]`, checked.
     pub(crate) headers: Vec<(String, String)>,
     pub(crate) idempotent: bool,
@@ -194,6 +196,10 @@ impl<'a> Method<'a> {
         }
         Method {
             original,
+            http_written: original
+                .attrs
+                .iter()
+                .any(|attr| attr::HTTP_METHODS.contains(&attr::attr_name(attr).as_str())),
             http: http.get(),
             headers: headers.get().unwrap_or_default(),
             idempotent: idempotent.get().is_some(),

@@ -52,6 +52,9 @@ fn check_client(cx: &Ctxt, client: &Client<'_>) {
 fn check_method(cx: &Ctxt, method: &Method<'_>) {
     let sig = &method.original.sig;
     let Some(http) = &method.http else {
+        if method.http_written {
+            return; // malformed, already reported
+        }
         if method.original.default.is_none() {
             cx.error_spanned_by(
                 &sig.ident,
