@@ -64,6 +64,10 @@ pub(crate) fn gzip(data: &[u8]) -> Vec<u8> {
 
 type Map = HashMap<CacheKey, Arc<Payload>>;
 
+/// Most entries either level holds; names in requests are client-chosen, so the cache must not
+/// grow with them.
+const MAX_ENTRIES: usize = 1024;
+
 /// Two-level cache of rendered payloads.
 #[derive(Debug)]
 pub(crate) struct ResponseCache {
@@ -97,7 +101,7 @@ impl ResponseCache {
             }
         }
         let payload = self.read_write_get(key, now_ms, load);
-        if self.use_read_only {
+        if self.use_read_only && !payload.empty && self.read_only.load().len() < MAX_ENTRIES {
             self.read_only.rcu(|map| {
                 let mut map = Map::clone(map);
                 map.entry(key.clone()).or_insert_with(|| payload.clone());
@@ -120,7 +124,12 @@ impl ResponseCache {
             }
         }
         let payload = Arc::new(load());
-        map.insert(key.clone(), payload.clone());
+        if !payload.empty {
+            if map.len() >= MAX_ENTRIES {
+                map.clear();
+            }
+            map.insert(key.clone(), payload.clone());
+        }
         payload
     }
 
@@ -152,5 +161,64 @@ impl ResponseCache {
             );
         }
         self.read_only.store(Arc::new(next));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn payload(body: &str, empty: bool) -> Payload {
+        Payload::new(body.as_bytes().to_vec(), empty, 0)
+    }
+
+    #[test]
+    fn the_read_only_level_serves_until_refreshed() {
+        let cache = ResponseCache::new(true, 180_000);
+        assert_eq!(
+            cache
+                .get(&CacheKey::AllApps, 0, || payload("v1", false))
+                .json,
+            "v1"
+        );
+        cache.invalidate(&[CacheKey::AllApps]);
+        assert_eq!(
+            cache
+                .get(&CacheKey::AllApps, 1, || payload("v2", false))
+                .json,
+            "v1"
+        );
+        cache.refresh_read_only(2, |_| payload("v2", false));
+        assert_eq!(
+            cache
+                .get(&CacheKey::AllApps, 3, || payload("v3", false))
+                .json,
+            "v2"
+        );
+    }
+
+    #[test]
+    fn without_the_read_only_level_invalidation_shows_at_once() {
+        let cache = ResponseCache::new(false, 180_000);
+        assert_eq!(
+            cache.get(&CacheKey::Delta, 0, || payload("v1", false)).json,
+            "v1"
+        );
+        cache.invalidate(&[CacheKey::Delta]);
+        assert_eq!(
+            cache.get(&CacheKey::Delta, 1, || payload("v2", false)).json,
+            "v2"
+        );
+    }
+
+    #[test]
+    fn unknown_names_do_not_grow_the_cache() {
+        let cache = ResponseCache::new(true, 180_000);
+        for i in 0..1_500 {
+            cache.get(&CacheKey::App(format!("NOPE-{i}")), 0, || payload("", true));
+            cache.get(&CacheKey::Vip(format!("v-{i}")), 0, || payload("{}", false));
+        }
+        assert!(cache.read_only.load().len() <= MAX_ENTRIES);
+        assert!(cache.read_write.lock().unwrap().len() <= MAX_ENTRIES);
     }
 }
