@@ -163,6 +163,17 @@ async fn main() -> Result<(), Box<dyn StdError>> {
         "find",
     )?;
 
+    let error = orders
+        .get_order(404)
+        .await
+        .err()
+        .ok_or("get_order(404) should fail")?;
+    println!("get_order(404)       -> error: {error}");
+    check(
+        error.status() == Some(StatusCode::NOT_FOUND),
+        "get_order(404)",
+    )?;
+
     let missing = orders.try_get(404).await?;
     println!("try_get(404)         -> {missing:?}");
     check(missing.is_none(), "try_get")?;
