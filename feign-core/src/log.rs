@@ -19,10 +19,15 @@ pub(crate) fn request(
     level: LogLevel,
     key: &str,
     method: &Method,
-    url: &str,
+    uri: &http::Uri,
     headers: &HeaderMap,
     body: &Bytes,
 ) {
+    if level == LogLevel::None {
+        return;
+    }
+    let url = uri.to_string();
+    let url = url.as_str();
     match level {
         LogLevel::None => {}
         LogLevel::Basic => {

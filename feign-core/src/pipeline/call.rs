@@ -123,7 +123,7 @@ impl Call<'_> {
             };
             let mut error = error.with_method_key(key);
             if let Some(url) = &url {
-                error = error.with_url(url);
+                error = error.with_url(&url.to_string());
             }
             let now = Instant::now();
             let ctx = RetryContext {
@@ -161,7 +161,7 @@ impl Call<'_> {
         attempt: u32,
         tried: &mut Vec<Arc<str>>,
         same_instance: Option<Arc<str>>,
-    ) -> (Result<Response, Error>, Option<String>) {
+    ) -> (Result<Response, Error>, Option<http::Uri>) {
         let template = self.template;
         let (url, authorization, guard) = match &self.inner.target {
             Target::Fixed {
@@ -192,20 +192,30 @@ impl Call<'_> {
                 (join(&base, &template.path_and_query), authorization, guard)
             }
         };
-        let result = self.send(&url, authorization).await;
+        // Parsing the owned string reuses its buffer; the URI is kept (a cheap clone) to name
+        // the URL in errors.
+        let (result, uri) = match http::Uri::try_from(url) {
+            Ok(uri) => (self.send(uri.clone(), authorization).await, Some(uri)),
+            Err(e) => (
+                Err(Error::request("invalid request url").with_source(e)),
+                None,
+            ),
+        };
         match &result {
             Ok(response) => guard.finish(&AttemptOutcome::Response(response.status())),
             Err(error) => guard.finish(&AttemptOutcome::Failed(error)),
         }
-        (result, Some(url))
+        (result, uri)
     }
 
-    async fn send(&self, url: &str, authorization: Option<HeaderValue>) -> Result<Response, Error> {
+    async fn send(
+        &self,
+        uri: http::Uri,
+        authorization: Option<HeaderValue>,
+    ) -> Result<Response, Error> {
         let inner = self.inner;
         let template = self.template;
         let key = template.meta.key;
-        let uri = http::Uri::try_from(url)
-            .map_err(|e| Error::request("invalid request url").with_source(e))?;
         let mut request = http::Request::new(template.body.clone());
         *request.method_mut() = template.method.clone();
         *request.uri_mut() = uri;
@@ -217,7 +227,7 @@ impl Call<'_> {
             inner.log_level,
             key,
             &template.method,
-            url,
+            request.uri(),
             request.headers(),
             &template.body,
         );

@@ -1,0 +1,68 @@
+//! Heap allocations per call, counted with an instrumented global allocator: a load-independent
+//! view of the framework's per-call cost. No harness, so no other thread allocates meanwhile.
+//!
+//! Run with `cargo test -p feign-core --test allocations -- --nocapture`.
+
+mod support;
+
+use std::convert::Infallible;
+
+use bytes::Bytes;
+use feign_core::Retryer;
+use http_body_util::Full;
+use stats_alloc::{Region, StatsAlloc, INSTRUMENTED_SYSTEM};
+use support::{OrderClient, GET_ORDER};
+
+#[global_allocator]
+static GLOBAL: &StatsAlloc<std::alloc::System> = &INSTRUMENTED_SYSTEM;
+
+const CALLS: usize = 1000;
+
+fn main() {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let noop = tower::service_fn(|_req: http::Request<Bytes>| async {
+        Ok::<_, Infallible>(
+            http::Response::builder()
+                .status(204)
+                .body(Full::new(Bytes::new()))
+                .unwrap(),
+        )
+    });
+    let client = OrderClient::builder()
+        .url("http://orders.test")
+        .tower_client(noop)
+        .retryer(Retryer::never())
+        .build()
+        .unwrap();
+    let core = client.core();
+
+    let expansion = per_call(|| {
+        let mut req = core.request(&GET_ORDER);
+        req.path(0, &42u64);
+        drop(core.prepare(req).unwrap());
+    });
+    let whole_call = per_call(|| runtime.block_on(client.cancel("42")).unwrap());
+    println!("allocations per template expansion: {expansion:.1}");
+    println!("allocations per whole call (no-op tower service): {whole_call:.1}");
+    assert!(
+        expansion <= 4.0,
+        "template expansion allocates {expansion} times"
+    );
+    assert!(
+        whole_call <= 16.0,
+        "a whole call allocates {whole_call} times"
+    );
+    println!("1 passed, 0 failed");
+}
+
+fn per_call(mut f: impl FnMut()) -> f64 {
+    f();
+    let region = Region::new(GLOBAL);
+    for _ in 0..CALLS {
+        f();
+    }
+    region.change().allocations as f64 / CALLS as f64
+}
