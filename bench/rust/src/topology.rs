@@ -5,7 +5,8 @@ use std::time::{Duration, Instant};
 
 use feign_eureka::server::EurekaServer;
 use feign_eureka::{EurekaClient, InstanceConfig};
-use feign_lb::{LoadBalancer, Policy, StaticSupplier};
+use feign_lb::{InstanceSupplier, Instances, LoadBalancer, Policy, StaticSupplier};
+use futures_util::future::BoxFuture;
 
 use crate::client::{OrderServiceClient, SERVICE};
 
@@ -32,27 +33,24 @@ pub fn static_balancer(urls: &[String], policy: Policy) -> LoadBalancer {
         .build()
 }
 
-/// How a discovered instance registers: its port on 127.0.0.1, named `127.0.0.1:PORT`.
-pub fn instance_config(port: u16) -> InstanceConfig {
-    InstanceConfig::new(SERVICE, port)
+/// How a discovered instance of `app` registers: its port on 127.0.0.1, named
+/// `127.0.0.1:PORT`.
+pub fn instance_config(app: &str, port: u16) -> InstanceConfig {
+    InstanceConfig::new(app, port)
         .host_name("127.0.0.1")
         .ip_address("127.0.0.1")
         .prefer_ip_address(true)
         .instance_id(format!("127.0.0.1:{port}"))
 }
 
-/// Registers an instance on `port` with the registry at `eureka_url`, registration only, no
-/// start-up jitter; `tune` adjusts the instance (lease times).
-pub async fn register(
-    eureka_url: &str,
-    port: u16,
-    tune: impl FnOnce(InstanceConfig) -> InstanceConfig,
-) -> SetupResult<EurekaClient> {
+/// Registers an instance of [`SERVICE`] on `port` with the registry at `eureka_url`,
+/// registration only, no start-up jitter.
+pub async fn register(eureka_url: &str, port: u16) -> SetupResult<EurekaClient> {
     Ok(EurekaClient::builder()
         .service_urls([eureka_url])
         .fetch_registry(false)
         .registration_jitter(Duration::ZERO)
-        .instance(tune(instance_config(port)))
+        .instance(instance_config(SERVICE, port))
         .start()
         .await?)
 }
@@ -97,7 +95,7 @@ impl Discovered {
             .await?;
         let mut registrations = Vec::new();
         for &port in ports {
-            registrations.push(register(registry.url(), port, |config| config).await?);
+            registrations.push(register(registry.url(), port).await?);
         }
         let client = discovery_client(registry.url(), Duration::from_millis(500)).await?;
         let deadline = Instant::now() + Duration::from_secs(10);
@@ -129,5 +127,42 @@ impl Discovered {
         }
         self.client.shutdown().await;
         self.registry.shutdown().await;
+    }
+}
+
+/// Serves the instances a supplier lists under `target` as those of [`SERVICE`], so that
+/// several independent measurements can share one registry under distinct application names
+/// while calling through the same client.
+#[derive(Debug, Clone)]
+pub struct Renamed<S> {
+    inner: S,
+    target: String,
+}
+
+impl<S: InstanceSupplier> Renamed<S> {
+    /// Lists `inner`'s instances of `target` as [`SERVICE`].
+    pub fn new(inner: S, target: impl Into<String>) -> Renamed<S> {
+        Renamed {
+            inner,
+            target: target.into(),
+        }
+    }
+}
+
+impl<S: InstanceSupplier> InstanceSupplier for Renamed<S> {
+    fn instances(&self, service_id: &str) -> Option<Instances> {
+        if service_id.eq_ignore_ascii_case(SERVICE) {
+            self.inner.instances(&self.target)
+        } else {
+            None
+        }
+    }
+
+    fn version(&self) -> u64 {
+        self.inner.version()
+    }
+
+    fn changed(&self, seen: u64) -> BoxFuture<'static, ()> {
+        self.inner.changed(seen)
     }
 }

@@ -1,2 +1,453 @@
-//! placeholder
-fn main() {}
+//! Discovery freshness: how long until a client calling through feign + load balancer + Eureka
+//! starts routing to an instance that registered, stops routing to one that deregistered, and
+//! drops one that died without deregistering. Four setups: the embedded registry with Eureka's
+//! default timings and tuned, and the real Spring Cloud Netflix Eureka server (the interop
+//! fixture) with Spring's defaults and tuned.
+//!
+//! Each run has its own application name, three instances, a discovery client and a caller
+//! sending one call every 20 ms:
+//!
+//! 1. all three register; *register* is the time from starting an instance's registration to
+//!    the first call it answers (three samples per run);
+//! 2. one deregisters and keeps serving; *deregister* is the time until the last call it
+//!    answers;
+//! 3. one is killed (listener and connections closed, lease left to expire); *died* is the time
+//!    until the client's instance list no longer holds it (feign-lb stops picking it at its first
+//!    refused connection; the errors callers saw are counted).
+//!
+//! The runs of one setup share its registry and run concurrently, started `--stagger-secs`
+//! apart so they meet the registry's timers at different phases; the setups run concurrently
+//! too. Every wait is capped (`--cap-secs`, default 3 min) and reported as "> cap" when hit.
+//!
+//! Run with `cargo run --release -p feign-bench --bin freshness -- --runs 5` (the Spring rows
+//! need Java and `tests/interop/build.sh`; they are skipped otherwise).
+
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use clap::{Parser, ValueEnum};
+use feign_bench::backend::{Backend, ServerRuntime};
+use feign_bench::client::OrderService;
+use feign_bench::table::Table;
+use feign_bench::topology::{feign_balanced, instance_config, Renamed, SetupResult};
+use feign_eureka::server::EurekaServer;
+use feign_eureka::EurekaClient;
+use feign_lb::LoadBalancer;
+use feign_tests::interop::JavaApp;
+use tokio::runtime::Handle;
+
+/// Command-line settings.
+#[derive(Debug, Parser)]
+#[command(about = "Time for registrations, deregistrations and deaths to reach a client")]
+struct Args {
+    /// Runs per setup; medians are reported.
+    #[arg(long, default_value_t = 5)]
+    runs: usize,
+    /// The longest any single wait may take, in seconds.
+    #[arg(long, default_value_t = 180)]
+    cap_secs: u64,
+    /// Delay between the starts of two runs of the same setup, in seconds.
+    #[arg(long, default_value_t = 5.0)]
+    stagger_secs: f64,
+    /// Setups to measure.
+    #[arg(long, value_enum, value_delimiter = ',', default_values_t = Setup::ALL)]
+    setups: Vec<Setup>,
+}
+
+/// A registry and the timings of everything talking to it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum Setup {
+    EmbeddedDefaults,
+    EmbeddedTuned,
+    SpringDefaults,
+    SpringTuned,
+}
+
+/// Spring Cloud Netflix Eureka server defaults, restored over the fixture's test tuning. The
+/// standalone settings (no peer sync wait) stay as the fixture has them.
+const SPRING_DEFAULTS: &[&str] = &[
+    "--eureka.server.enable-self-preservation=true",
+    "--eureka.server.eviction-interval-timer-in-ms=60000",
+    "--eureka.server.use-read-only-response-cache=true",
+    "--eureka.server.response-cache-update-interval-ms=30000",
+];
+
+impl Setup {
+    const ALL: [Setup; 4] = [
+        Setup::EmbeddedDefaults,
+        Setup::EmbeddedTuned,
+        Setup::SpringDefaults,
+        Setup::SpringTuned,
+    ];
+
+    fn registry(self) -> &'static str {
+        match self {
+            Setup::EmbeddedDefaults | Setup::EmbeddedTuned => "embedded (feign-eureka)",
+            Setup::SpringDefaults | Setup::SpringTuned => "Spring Cloud Netflix Eureka",
+        }
+    }
+
+    fn tuned(self) -> bool {
+        matches!(self, Setup::EmbeddedTuned | Setup::SpringTuned)
+    }
+
+    fn settings(self) -> &'static str {
+        match self {
+            Setup::EmbeddedDefaults => "defaults",
+            Setup::SpringDefaults => "Spring defaults",
+            Setup::EmbeddedTuned => "tuned, exact lease expiry",
+            Setup::SpringTuned => "tuned",
+        }
+    }
+
+    async fn start(self) -> SetupResult<Option<Registry>> {
+        let registry = match self {
+            Setup::EmbeddedDefaults => {
+                Registry::Embedded(EurekaServer::builder().bind("127.0.0.1:0").start().await?)
+            }
+            Setup::EmbeddedTuned => Registry::Embedded(
+                EurekaServer::builder()
+                    .bind("127.0.0.1:0")
+                    .read_only_cache(false)
+                    .eviction_interval(Duration::from_secs(1))
+                    .self_preservation(false)
+                    .netflix_lease_expiry(false)
+                    .start()
+                    .await?,
+            ),
+            Setup::SpringDefaults | Setup::SpringTuned => {
+                let args: &'static [&'static str] =
+                    if self.tuned() { &[] } else { SPRING_DEFAULTS };
+                match tokio::task::spawn_blocking(move || JavaApp::eureka_server(args)).await? {
+                    Some(app) => Registry::Spring(app),
+                    None => return Ok(None),
+                }
+            }
+        };
+        Ok(Some(registry))
+    }
+}
+
+/// A running registry of either kind.
+enum Registry {
+    Embedded(EurekaServer),
+    Spring(JavaApp),
+}
+
+impl Registry {
+    fn url(&self) -> String {
+        match self {
+            Registry::Embedded(server) => server.url().to_owned(),
+            Registry::Spring(app) => app.eureka_url(),
+        }
+    }
+
+    async fn stop(self) {
+        match self {
+            Registry::Embedded(server) => server.shutdown().await,
+            Registry::Spring(app) => {
+                let _ = tokio::task::spawn_blocking(move || app.kill()).await;
+            }
+        }
+    }
+}
+
+/// What one run measured; `None` means the cap was reached.
+#[derive(Debug, Default)]
+struct Outcome {
+    register: Vec<Option<Duration>>,
+    deregister: Option<Duration>,
+    died: Option<Duration>,
+    errors_after_kill: usize,
+}
+
+#[tokio::main]
+async fn main() -> ExitCode {
+    let args = Arc::new(Args::parse());
+    let servers = match ServerRuntime::new(2) {
+        Ok(servers) => Arc::new(servers),
+        Err(err) => {
+            eprintln!("freshness: cannot start the servers' runtime: {err}");
+            return ExitCode::FAILURE;
+        }
+    };
+    eprintln!(
+        "freshness: {} runs per setup, {} s apart, waits capped at {} s",
+        args.runs, args.stagger_secs, args.cap_secs
+    );
+    let mut tasks = Vec::new();
+    for &setup in &args.setups {
+        let (args, handle) = (args.clone(), servers.handle());
+        tasks.push((setup, tokio::spawn(measure_setup(setup, args, handle))));
+    }
+    let cap = Duration::from_secs(args.cap_secs);
+    let mut table = Table::new([
+        "registry",
+        "settings",
+        "register → first call",
+        "deregister → last call",
+        "died → dropped by client",
+        "caller errors after kill",
+        "runs",
+    ])
+    .text_columns(2);
+    let mut failed = false;
+    for (setup, task) in tasks {
+        let outcomes = match task.await {
+            Ok(Ok(Some(outcomes))) => outcomes,
+            Ok(Ok(None)) => {
+                table.row([
+                    setup.registry(),
+                    setup.settings(),
+                    "skipped: no Java or no fixture jar",
+                ]);
+                continue;
+            }
+            Ok(Err(err)) => {
+                eprintln!("freshness: {setup:?}: {err}");
+                failed = true;
+                continue;
+            }
+            Err(err) => {
+                eprintln!("freshness: {setup:?} panicked: {err}");
+                failed = true;
+                continue;
+            }
+        };
+        let register: Vec<_> = outcomes.iter().flat_map(|o| o.register.clone()).collect();
+        let deregister: Vec<_> = outcomes.iter().map(|o| o.deregister).collect();
+        let died: Vec<_> = outcomes.iter().map(|o| o.died).collect();
+        let errors: usize = outcomes.iter().map(|o| o.errors_after_kill).sum();
+        table.row([
+            setup.registry().to_owned(),
+            setup.settings().to_owned(),
+            summary(&register, cap),
+            summary(&deregister, cap),
+            summary(&died, cap),
+            errors.to_string(),
+            outcomes.len().to_string(),
+        ]);
+    }
+    println!(
+        "Discovery freshness: median (min – max) over runs; caller sends one call per 20 ms through feign + LB + Eureka; \
+         waits capped at {}\n",
+        human(cap)
+    );
+    print!("{table}");
+    if failed {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
+/// `median (min – max)`, with capped waits counted as longer than everything else.
+fn summary(samples: &[Option<Duration>], cap: Duration) -> String {
+    if samples.is_empty() {
+        return "—".to_owned();
+    }
+    let mut sorted = samples.to_vec();
+    sorted.sort_by_key(|sample| sample.unwrap_or(Duration::MAX));
+    let show = |sample: Option<Duration>| sample.map_or_else(|| format!("> {}", human(cap)), human);
+    format!(
+        "{} ({} – {})",
+        show(sorted[sorted.len() / 2]),
+        show(sorted[0]),
+        show(sorted[sorted.len() - 1])
+    )
+}
+
+fn human(duration: Duration) -> String {
+    let secs = duration.as_secs_f64();
+    if secs >= 120.0 {
+        format!("{:.1} min", secs / 60.0)
+    } else if secs >= 10.0 {
+        format!("{secs:.0} s")
+    } else {
+        format!("{secs:.2} s")
+    }
+}
+
+async fn measure_setup(
+    setup: Setup,
+    args: Arc<Args>,
+    servers: Handle,
+) -> SetupResult<Option<Vec<Outcome>>> {
+    let Some(registry) = setup.start().await? else {
+        return Ok(None);
+    };
+    let url = registry.url();
+    let mut runs = Vec::new();
+    for run in 0..args.runs {
+        let (url, servers) = (url.clone(), servers.clone());
+        let delay = Duration::from_secs_f64(args.stagger_secs * run as f64);
+        let cap = Duration::from_secs(args.cap_secs);
+        runs.push(tokio::spawn(async move {
+            tokio::time::sleep(delay).await;
+            measure_run(setup, &url, run, cap, &servers).await
+        }));
+    }
+    let mut outcomes = Vec::new();
+    for (run, task) in runs.into_iter().enumerate() {
+        match task.await {
+            Ok(Ok(outcome)) => {
+                eprintln!("  {setup:?} run {}: {outcome:?}", run + 1);
+                outcomes.push(outcome);
+            }
+            Ok(Err(err)) => eprintln!("  {setup:?} run {} failed: {err}", run + 1),
+            Err(err) => eprintln!("  {setup:?} run {} panicked: {err}", run + 1),
+        }
+    }
+    registry.stop().await;
+    Ok(Some(outcomes))
+}
+
+/// Registers an instance of `app` on `port` with the setup's timings.
+async fn register(setup: Setup, url: &str, app: &str, port: u16) -> SetupResult<EurekaClient> {
+    let mut instance = instance_config(app, port);
+    let mut builder = EurekaClient::builder()
+        .service_urls([url])
+        .fetch_registry(false);
+    if setup.tuned() {
+        instance = instance
+            .lease_renewal_interval(Duration::from_secs(1))
+            .lease_expiration_duration(Duration::from_secs(3));
+        builder = builder.registration_jitter(Duration::ZERO);
+    }
+    Ok(builder.instance(instance).start().await?)
+}
+
+fn listed(discovery: &EurekaClient, app: &str, port: u16) -> bool {
+    discovery
+        .instances(app)
+        .is_some_and(|instances| instances.iter().any(|instance| instance.port() == port))
+}
+
+/// Polls `done` every 10 ms until it holds or `cap` has passed since `from`; returns when it
+/// held.
+async fn wait_until(
+    from: Instant,
+    cap: Duration,
+    mut done: impl FnMut() -> bool,
+) -> Option<Instant> {
+    loop {
+        if done() {
+            return Some(Instant::now());
+        }
+        if from.elapsed() > cap {
+            return None;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+async fn measure_run(
+    setup: Setup,
+    url: &str,
+    run: usize,
+    cap: Duration,
+    servers: &Handle,
+) -> SetupResult<Outcome> {
+    let app = format!("order-service-{run}");
+    let stable = Backend::start(servers)?;
+    let leaving = Backend::start(servers)?;
+    let dying = Backend::start(servers)?;
+
+    let mut discovery = EurekaClient::builder()
+        .service_urls([url])
+        .allow_loopback(true);
+    if setup.tuned() {
+        discovery = discovery.registry_fetch_interval(Duration::from_secs(1));
+    }
+    let discovery = discovery.start().await?;
+    let balancer = LoadBalancer::builder()
+        .supplier(Renamed::new(discovery.supplier(), app.clone()))
+        .build();
+    let client = feign_balanced(balancer)?;
+
+    let stop = Arc::new(AtomicBool::new(false));
+    let failures = Arc::new(Mutex::new(Vec::new()));
+    let caller = {
+        let (stop, failures) = (stop.clone(), failures.clone());
+        tokio::spawn(async move {
+            let mut id = 0;
+            while !stop.load(Ordering::Relaxed) {
+                id = (id + 1) % 1000;
+                let call = tokio::time::timeout(Duration::from_secs(2), client.get_order(id));
+                if !matches!(call.await, Ok(Ok(ref order)) if order.id == id) {
+                    failures
+                        .lock()
+                        .unwrap_or_else(|poisoned| poisoned.into_inner())
+                        .push(Instant::now());
+                }
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+        })
+    };
+
+    let mut outcome = Outcome::default();
+    let started = Instant::now();
+    let mut registrations = Vec::new();
+    for backend in [&stable, &leaving, &dying] {
+        let at = Instant::now();
+        registrations.push((at, register(setup, url, &app, backend.port()).await?));
+    }
+    let all_routed = wait_until(started, cap, || {
+        [&stable, &leaving, &dying]
+            .iter()
+            .all(|backend| backend.first_hit().is_some())
+    })
+    .await;
+    for (backend, (at, _)) in [&stable, &leaving, &dying].iter().zip(&registrations) {
+        outcome.register.push(
+            backend
+                .first_hit()
+                .map(|hit| hit.saturating_duration_since(*at)),
+        );
+    }
+    let mut registrations = registrations.into_iter().map(|(_, client)| client);
+    let (stable_reg, leaving_reg, dying_reg) = (
+        registrations.next().ok_or("no registration")?,
+        registrations.next().ok_or("no registration")?,
+        registrations.next().ok_or("no registration")?,
+    );
+    if all_routed.is_none() {
+        stop.store(true, Ordering::Relaxed);
+        return Ok(outcome);
+    }
+
+    // Deregister and keep serving: when does the last call arrive?
+    let left = Instant::now();
+    leaving_reg.shutdown().await;
+    let quiet = Duration::from_millis(300);
+    let stopped = wait_until(left, cap, || {
+        !listed(&discovery, &app, leaving.port())
+            && leaving.last_hit().is_none_or(|hit| hit.elapsed() > quiet)
+    })
+    .await;
+    outcome.deregister = stopped
+        .and_then(|_| leaving.last_hit())
+        .map(|hit| hit.saturating_duration_since(left));
+
+    // Die without deregistering: when does the client drop it?
+    let killed = Instant::now();
+    dying.kill();
+    drop(dying_reg);
+    outcome.died = wait_until(killed, cap, || !listed(&discovery, &app, dying.port()))
+        .await
+        .map(|at| at.saturating_duration_since(killed));
+
+    stop.store(true, Ordering::Relaxed);
+    let _ = caller.await;
+    outcome.errors_after_kill = failures
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+        .iter()
+        .filter(|at| **at >= killed)
+        .count();
+    stable_reg.shutdown().await;
+    discovery.shutdown().await;
+    Ok(outcome)
+}
