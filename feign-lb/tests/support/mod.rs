@@ -203,6 +203,11 @@ impl FromCore for OrderServiceClient {
 }
 
 impl OrderServiceClient {
+    /// The client's core, for tests that send methods of their own.
+    pub fn core(&self) -> &Core {
+        &self.core
+    }
+
     pub fn builder() -> feign_core::Builder<Self> {
         __private::builder(&ORDERS)
     }
