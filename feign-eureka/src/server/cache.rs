@@ -151,6 +151,10 @@ impl ResponseCache {
         let mut next = Map::with_capacity(current.len());
         for (key, old) in current.iter() {
             let fresh = self.read_write_get(key, now_ms, || load(key));
+            if !Arc::ptr_eq(old, &fresh) {
+                // Compress here, on the timer, so no request pays for it.
+                fresh.gzip();
+            }
             next.insert(
                 key.clone(),
                 if Arc::ptr_eq(old, &fresh) {

@@ -12,7 +12,7 @@ use super::registry::Registry;
 fn every(
     registry: &Arc<Registry>,
     period: Duration,
-    mut tick: impl FnMut(&Registry, Duration) + Send + 'static,
+    mut tick: impl FnMut(&Arc<Registry>, Duration) + Send + 'static,
 ) -> JoinHandle<()> {
     let weak: Weak<Registry> = Arc::downgrade(registry);
     tokio::spawn(async move {
