@@ -8,7 +8,7 @@
 
 use std::time::Duration;
 
-use criterion::{criterion_group, criterion_main, BatchSize, Criterion};
+use criterion::{criterion_group, BatchSize, Criterion};
 use feign_eureka::model::{ActionType, Application, Applications, InstanceInfo, InstanceStatus};
 use feign_eureka::RegistryCache;
 
@@ -73,6 +73,10 @@ fn bench(c: &mut Criterion) {
         json.len()
     );
 
+    c.bench_function("parse_only_10k_instances", |b| {
+        b.iter(|| Applications::from_json(&json).expect("valid registry"))
+    });
+
     let cache = RegistryCache::new();
     c.bench_function("parse_and_swap_10k_instances", |b| {
         b.iter(|| cache.replace_from_json(&json).expect("valid registry"))
@@ -97,9 +101,90 @@ fn bench(c: &mut Criterion) {
     });
 }
 
+/// Resident memory of this process in bytes, from `/proc/self/statm` (Linux; 0 elsewhere).
+fn resident_bytes() -> usize {
+    let statm = std::fs::read_to_string("/proc/self/statm").unwrap_or_default();
+    let pages: usize = statm
+        .split_whitespace()
+        .nth(1)
+        .and_then(|p| p.parse().ok())
+        .unwrap_or(0);
+    pages * 4096
+}
+
+/// The memory a 10,000-instance cache holds: resident memory grown by building and keeping
+/// `COPIES` independent caches from the same document, divided by `COPIES`.
+fn memory_report() {
+    const COPIES: usize = 4;
+    let json = registry().to_json().into_bytes();
+    // Warm the allocator with one parse whose memory is returned before measuring.
+    drop(RegistryCache::new().replace_from_json(&json));
+    let before = resident_bytes();
+    let caches: Vec<RegistryCache> = (0..COPIES)
+        .map(|_| {
+            let cache = RegistryCache::new();
+            cache.replace_from_json(&json).expect("valid registry");
+            cache
+        })
+        .collect();
+    let after = resident_bytes();
+    let per_cache = after.saturating_sub(before) / COPIES;
+    println!(
+        "memory: a 10,000-instance cache holds about {:.1} MiB ({} bytes per instance; resident growth over {COPIES} caches, {} instances each)",
+        per_cache as f64 / (1024.0 * 1024.0),
+        per_cache / caches[0].instance_count().max(1),
+        caches[0].instance_count(),
+    );
+}
+
 criterion_group! {
     name = benches;
     config = Criterion::default().sample_size(30).measurement_time(Duration::from_secs(5));
     targets = bench
 }
-criterion_main!(benches);
+
+/// CPU time this thread has run, from `/proc/thread-self/schedstat` (Linux; zero elsewhere).
+/// Unlike wall time it does not grow while other processes hold the cores.
+fn thread_cpu_time() -> Duration {
+    let stat = std::fs::read_to_string("/proc/thread-self/schedstat").unwrap_or_default();
+    let nanos: u64 = stat
+        .split_whitespace()
+        .next()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0);
+    Duration::from_nanos(nanos)
+}
+
+/// Parse-and-swap and one-change-delta costs in CPU time per operation (mean over a few runs).
+fn cpu_time_report() {
+    const RUNS: u32 = 10;
+    let full = registry();
+    let json = full.to_json().into_bytes();
+    let cache = RegistryCache::new();
+    cache.replace_from_json(&json).expect("valid registry");
+    let start = thread_cpu_time();
+    for _ in 0..RUNS {
+        cache.replace_from_json(&json).expect("valid registry");
+    }
+    let swap = (thread_cpu_time() - start) / RUNS;
+    let delta_json = one_change_delta(&full).to_json().into_bytes();
+    let start = thread_cpu_time();
+    for _ in 0..RUNS * 10 {
+        cache.replace_from_json(&json).expect("valid registry");
+    }
+    let replace_only = (thread_cpu_time() - start) / (RUNS * 10);
+    let start = thread_cpu_time();
+    for _ in 0..RUNS * 10 {
+        cache.replace_from_json(&json).expect("valid registry");
+        assert!(cache.apply_delta_json(&delta_json).expect("valid delta"));
+    }
+    let delta = ((thread_cpu_time() - start) / (RUNS * 10)).saturating_sub(replace_only);
+    println!("cpu time: parse and swap of 10,000 instances {swap:?}; one-change delta {delta:?}");
+}
+
+fn main() {
+    memory_report();
+    cpu_time_report();
+    benches();
+    Criterion::default().configure_from_args().final_summary();
+}

@@ -37,6 +37,10 @@ pub enum Error {
     /// The first registry fetch failed and the client was told to require it.
     #[error("initial registry fetch failed: {0}")]
     InitialFetch(String),
+    /// An on-demand registry fetch ([`crate::EurekaClient::refresh`]) failed; the cached
+    /// registry is kept.
+    #[error("registry fetch failed: {0}")]
+    Fetch(String),
     /// The HTTP client could not be built.
     #[error("cannot build the http client: {0}")]
     HttpClient(String),

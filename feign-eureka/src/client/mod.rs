@@ -259,7 +259,7 @@ impl EurekaClient {
             Some(discovery) => discovery
                 .fetch(&self.inner.context.transport)
                 .await
-                .map_err(Error::InitialFetch),
+                .map_err(Error::Fetch),
             None => Ok(()),
         }
     }

@@ -73,6 +73,7 @@ pub(crate) struct Snapshot {
 
 fn member(
     info: InstanceInfo,
+    service_id: &Arc<str>,
     policy: &RoutingPolicy,
     excluded: &mut Excluded,
 ) -> Option<(String, Member)> {
@@ -81,7 +82,7 @@ fn member(
         excluded.push((id, "no instance id or app"));
         return None;
     }
-    let routable = match to_service_instance(&info, policy) {
+    let routable = match to_service_instance(&info, service_id, policy) {
         Ok(instance) => instance,
         Err(reason) => {
             excluded.push((id.clone(), reason));
@@ -105,9 +106,10 @@ impl Snapshot {
             HashMap::with_capacity(apps.applications.len());
         for app in apps.applications {
             let name = app.name.to_ascii_uppercase();
+            let service_id: Arc<str> = Arc::from(name.to_ascii_lowercase());
             let members = map.entry(name).or_default();
             for info in app.instances {
-                if let Some((id, m)) = member(info, policy, &mut excluded) {
+                if let Some((id, m)) = member(info, &service_id, policy, &mut excluded) {
                     members.insert(id, m);
                 }
             }
@@ -148,7 +150,8 @@ impl Snapshot {
                     Some(ActionType::Added | ActionType::Modified) | None => {
                         let mut info = info;
                         info.app = app_name.clone();
-                        match member(info, policy, &mut excluded) {
+                        let service_id: Arc<str> = Arc::from(app_name.to_ascii_lowercase());
+                        match member(info, &service_id, policy, &mut excluded) {
                             Some((_, m)) => Some(m),
                             None => continue,
                         }

@@ -9,6 +9,7 @@
 //! control bytes).
 
 use std::net::IpAddr;
+use std::sync::Arc;
 
 use feign_lb::ServiceInstance;
 
@@ -114,25 +115,35 @@ pub(crate) fn check_addresses<'a>(
 
 /// The `ServiceInstance` for `info` if it may receive traffic: `Ok(None)` when only its status
 /// keeps it out, `Err` when its registration is unusable.
+///
+/// `service_id` is the lower-case application name, shared by all of its instances.
 pub(crate) fn to_service_instance(
     info: &InstanceInfo,
+    service_id: &Arc<str>,
     policy: &RoutingPolicy,
 ) -> Result<Option<ServiceInstance>, Refusal> {
     let (host, port, secure) = check_addresses(info, policy)?;
     if policy.only_up && info.status != InstanceStatus::Up {
         return Ok(None);
     }
-    let service = info.app.to_ascii_lowercase();
-    let instance = ServiceInstance::new(service, host, port)
-        .with_instance_id(info.id())
-        .with_secure(secure)
-        .with_metadata_map(info.metadata.clone());
+    let mut instance =
+        ServiceInstance::new(service_id.clone(), host, port).with_instance_id(info.id());
+    if secure {
+        instance = instance.with_secure(true);
+    }
+    if !info.metadata.is_empty() {
+        instance = instance.with_metadata_map(info.metadata.clone());
+    }
     Ok(Some(instance))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn svc() -> Arc<str> {
+        Arc::from("svc")
+    }
 
     fn instance(host: &str, ip: &str, port: u16) -> InstanceInfo {
         InstanceInfo::new("svc", host, ip, port)
@@ -154,7 +165,7 @@ mod tests {
             ("224.0.0.1", "224.0.0.1", 80),
         ] {
             assert!(
-                to_service_instance(&instance(host, ip, port), &p).is_err(),
+                to_service_instance(&instance(host, ip, port), &svc(), &p).is_err(),
                 "{host:?} {ip} {port}"
             );
         }
@@ -162,9 +173,11 @@ mod tests {
             allow_loopback: false,
             ..p
         };
-        assert!(to_service_instance(&instance("127.0.0.1", "127.0.0.1", 80), &strict).is_err());
         assert!(
-            to_service_instance(&instance("127.0.0.1", "127.0.0.1", 80), &p)
+            to_service_instance(&instance("127.0.0.1", "127.0.0.1", 80), &svc(), &strict).is_err()
+        );
+        assert!(
+            to_service_instance(&instance("127.0.0.1", "127.0.0.1", 80), &svc(), &p)
                 .unwrap()
                 .is_some()
         );
@@ -174,7 +187,7 @@ mod tests {
     fn secure_port_wins_when_enabled() {
         let mut info = instance("10.0.0.1", "10.0.0.1", 8080);
         info.secure_port = crate::model::PortInfo::enabled(8443);
-        let si = to_service_instance(&info, &RoutingPolicy::default())
+        let si = to_service_instance(&info, &svc(), &RoutingPolicy::default())
             .unwrap()
             .unwrap();
         assert_eq!((si.port(), si.is_secure()), (8443, true));
@@ -185,8 +198,10 @@ mod tests {
     fn only_up_is_routable() {
         let mut info = instance("10.0.0.1", "10.0.0.1", 8080);
         info.status = InstanceStatus::OutOfService;
-        assert!(to_service_instance(&info, &RoutingPolicy::default())
-            .unwrap()
-            .is_none());
+        assert!(
+            to_service_instance(&info, &svc(), &RoutingPolicy::default())
+                .unwrap()
+                .is_none()
+        );
     }
 }
