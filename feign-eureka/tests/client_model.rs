@@ -257,3 +257,70 @@ fn amazon_data_center_writes_metadata_and_my_own_does_not() {
     let json = info.to_json();
     assert!(json.contains(r#""dataCenterInfo":{"@class":"com.netflix.appinfo.AmazonInfo","name":"Amazon","metadata":{"instance-id":"i-1"}}"#), "{json}");
 }
+
+mod fuzz {
+    use feign_eureka::model::{Applications, InstanceInfo};
+    use proptest::prelude::*;
+
+    /// Arbitrary JSON values, a few levels deep, with Eureka's key names mixed in.
+    fn json_value() -> impl Strategy<Value = serde_json::Value> {
+        let key = prop_oneof![
+            Just("applications".to_owned()),
+            Just("application".to_owned()),
+            Just("instance".to_owned()),
+            Just("port".to_owned()),
+            Just("$".to_owned()),
+            Just("@enabled".to_owned()),
+            Just("metadata".to_owned()),
+            Just("status".to_owned()),
+            Just("leaseInfo".to_owned()),
+            Just("dataCenterInfo".to_owned()),
+            Just("versions__delta".to_owned()),
+            "[a-zA-Z@$_]{0,12}",
+        ];
+        let leaf = prop_oneof![
+            Just(serde_json::Value::Null),
+            any::<bool>().prop_map(serde_json::Value::from),
+            any::<i64>().prop_map(serde_json::Value::from),
+            any::<f64>().prop_map(
+                |f| serde_json::Number::from_f64(f).map_or(serde_json::Value::Null, Into::into)
+            ),
+            "[ -~]{0,16}".prop_map(serde_json::Value::from),
+        ];
+        leaf.prop_recursive(5, 64, 8, move |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..6).prop_map(serde_json::Value::Array),
+                prop::collection::vec((key.clone(), inner), 0..6)
+                    .prop_map(|kv| serde_json::Value::Object(kv.into_iter().collect())),
+            ]
+        })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(500))]
+
+        #[test]
+        fn any_json_document_parses_or_errors_without_panicking(value in json_value()) {
+            let wrapped = serde_json::json!({"applications": value.clone()}).to_string();
+            let _ = Applications::from_json(wrapped.as_bytes());
+            let wrapped = serde_json::json!({"instance": value.clone()}).to_string();
+            let _ = InstanceInfo::from_json(wrapped.as_bytes());
+            let _ = Applications::from_json(value.to_string().as_bytes());
+        }
+
+        #[test]
+        fn any_bytes_parse_or_error_without_panicking(bytes in prop::collection::vec(any::<u8>(), 0..256)) {
+            let _ = Applications::from_json(&bytes);
+            let _ = InstanceInfo::from_json(&bytes);
+        }
+
+        #[test]
+        fn what_the_model_writes_it_reads_back(value in json_value()) {
+            let wrapped = serde_json::json!({"applications": {"application": [{"name": "x", "instance": [value]}]}});
+            if let Ok(apps) = Applications::from_json(wrapped.to_string().as_bytes()) {
+                let again = Applications::from_json(apps.to_json().as_bytes()).expect("own output parses");
+                prop_assert_eq!(again.to_json(), apps.to_json());
+            }
+        }
+    }
+}
