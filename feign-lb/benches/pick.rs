@@ -1,4 +1,5 @@
-//! Cost of one pick (choose plus completion report) for every policy at 10 to 10,000 instances.
+//! Cost of one pick plus its completion report for every policy at 10 to 10,000 instances
+//! (`pick/*`), and of the pick alone (`choose/*`).
 //!
 //! Run with `cargo bench -p feign-lb --bench pick`.
 
@@ -59,5 +60,38 @@ fn pick(c: &mut Criterion) {
     }
 }
 
-criterion_group!(benches, pick);
+/// The pick alone (the attempt is never reported, so in-flight counts only grow: the
+/// two-choice policies then compare counts that keep moving, as under real load).
+fn choose_only(c: &mut Criterion) {
+    let headers = HeaderMap::new();
+    for policy in [
+        Policy::RoundRobin,
+        Policy::Random,
+        Policy::Weighted,
+        Policy::LeastRequest,
+        Policy::PeakEwma,
+    ] {
+        let mut group = c.benchmark_group(format!("choose/{policy:?}"));
+        group
+            .measurement_time(Duration::from_secs(2))
+            .warm_up_time(Duration::from_millis(500));
+        for n in [10usize, 1_000] {
+            let supplier = StaticSupplier::empty().with_instances("svc", instances(n));
+            let lb = LoadBalancer::builder()
+                .supplier(supplier)
+                .policy(policy)
+                .seed(1)
+                .build();
+            group.bench_with_input(BenchmarkId::from_parameter(n), &n, |b, _| {
+                b.iter(|| {
+                    let req = ChooseRequest::new("svc", "Svc#get", &Method::GET, &headers);
+                    black_box(lb.choose(black_box(&req)).expect("an instance"))
+                })
+            });
+        }
+        group.finish();
+    }
+}
+
+criterion_group!(benches, pick, choose_only);
 criterion_main!(benches);

@@ -128,6 +128,15 @@ fn fnv(text: &str) -> u64 {
 
 impl Resolver for LoadBalancer {
     fn choose(&self, request: &ChooseRequest<'_>) -> Result<Chosen, Error> {
+        // The common case borrows the service from the current list: no reference count moves.
+        let list = self.inner.services.load();
+        if let Some(service) = list
+            .iter()
+            .find(|s| s.shared.name.eq_ignore_ascii_case(request.service))
+        {
+            return service.choose(request);
+        }
+        drop(list);
         self.service(request.service).choose(request)
     }
 

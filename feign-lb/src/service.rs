@@ -222,12 +222,14 @@ impl ServiceLb {
         for hook in self.shared.hooks.iter() {
             hook.on_start(&self.shared.name);
         }
+        let mut snap = self.shared.snapshot.load();
         if let Some(supplier) = &self.supplier {
-            if supplier.version() != self.shared.snapshot.load().version {
+            if supplier.version() != snap.version {
+                drop(snap);
                 self.refresh();
+                snap = self.shared.snapshot.load();
             }
         }
-        let snap = self.shared.snapshot.load();
         if snap.stats.is_empty() {
             let reason = if self.supplier.is_none() {
                 "no instance supplier configured"
