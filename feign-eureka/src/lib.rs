@@ -81,5 +81,7 @@ pub mod model;
 #[cfg(feature = "server")]
 pub mod server;
 
-pub use client::{EurekaClient, EurekaClientBuilder, EurekaSupplier, Error, InstanceConfig, RegistryCache};
+pub use client::{
+    Error, EurekaClient, EurekaClientBuilder, EurekaSupplier, InstanceConfig, RegistryCache,
+};
 pub use config::SpringConfig;
