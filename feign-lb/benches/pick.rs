@@ -24,13 +24,7 @@ fn instances(n: usize) -> Vec<ServiceInstance> {
 
 fn pick(c: &mut Criterion) {
     let headers = HeaderMap::new();
-    for policy in [
-        Policy::RoundRobin,
-        Policy::Random,
-        Policy::Weighted,
-        Policy::LeastRequest,
-        Policy::PeakEwma,
-    ] {
+    for policy in Policy::ALL {
         let mut group = c.benchmark_group(format!("pick/{policy:?}"));
         group
             .measurement_time(Duration::from_secs(2))
@@ -64,13 +58,7 @@ fn pick(c: &mut Criterion) {
 /// two-choice policies then compare counts that keep moving, as under real load).
 fn choose_only(c: &mut Criterion) {
     let headers = HeaderMap::new();
-    for policy in [
-        Policy::RoundRobin,
-        Policy::Random,
-        Policy::Weighted,
-        Policy::LeastRequest,
-        Policy::PeakEwma,
-    ] {
+    for policy in Policy::ALL {
         let mut group = c.benchmark_group(format!("choose/{policy:?}"));
         group
             .measurement_time(Duration::from_secs(2))

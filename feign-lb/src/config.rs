@@ -23,6 +23,17 @@ pub enum Policy {
     PeakEwma,
 }
 
+impl Policy {
+    /// Every policy, in declaration order.
+    pub const ALL: [Policy; 5] = [
+        Policy::RoundRobin,
+        Policy::Random,
+        Policy::Weighted,
+        Policy::LeastRequest,
+        Policy::PeakEwma,
+    ];
+}
+
 /// Passive ejection (outlier detection) of failing instances.
 #[derive(Debug, Clone, PartialEq)]
 #[must_use]

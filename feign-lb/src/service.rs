@@ -311,10 +311,12 @@ impl ServiceLb {
         }
 
         // Narrow the candidates filter by filter; a filter that matches nothing is skipped.
-        let mut base: &View = &snap.all;
-        let mut preds: [Option<Pred<'_>>; 4] = [None; 4];
-        let mut narrowed = false;
-        let mut slot = 0;
+        let mut narrowing = Narrowing {
+            base: &snap.all,
+            narrowed: false,
+            preds: [None; 4],
+            slot: 0,
+        };
         if let (Some(zone), Some((inside, outside))) = (&self.filters.zone, &snap.zone) {
             if !inside.is_empty() {
                 let failed = zone.failover
@@ -327,15 +329,7 @@ impl ServiceLb {
                 } else {
                     (inside, Pred::InZone(&zone.zone, true))
                 };
-                narrow(
-                    snap,
-                    &mut base,
-                    &mut narrowed,
-                    &mut preds,
-                    &mut slot,
-                    view,
-                    pred,
-                );
+                narrowing.apply(snap, view, pred);
             }
         }
         if let Some(routing) = &self.filters.version {
@@ -344,15 +338,7 @@ impl ServiceLb {
             if let Some(wanted) = wanted {
                 match snap.versions.get(wanted) {
                     Some(view) => {
-                        let applied = narrow(
-                            snap,
-                            &mut base,
-                            &mut narrowed,
-                            &mut preds,
-                            &mut slot,
-                            view,
-                            Pred::Meta(VERSION_KEY, wanted),
-                        );
+                        let applied = narrowing.apply(snap, view, Pred::Meta(VERSION_KEY, wanted));
                         if !applied && routing.required {
                             return None;
                         }
@@ -367,15 +353,7 @@ impl ServiceLb {
                 filter::header(req.headers, &hints.header).or(hints.default.as_deref())
             {
                 if let Some(view) = snap.hints.get(hint) {
-                    narrow(
-                        snap,
-                        &mut base,
-                        &mut narrowed,
-                        &mut preds,
-                        &mut slot,
-                        view,
-                        Pred::Meta(HINT_KEY, hint),
-                    );
+                    narrowing.apply(snap, view, Pred::Meta(HINT_KEY, hint));
                 }
             }
         }
@@ -392,17 +370,12 @@ impl ServiceLb {
             } else {
                 (stable, Pred::Canary(false))
             };
-            narrow(
-                snap,
-                &mut base,
-                &mut narrowed,
-                &mut preds,
-                &mut slot,
-                view,
-                pred,
-            );
+            narrowing.apply(snap, view, pred);
         }
 
+        let Narrowing {
+            base, preds, slot, ..
+        } = narrowing;
         let preds = &preds[..slot];
         let listed = snap.stats.len();
         let ejected = self.shared.ejected.load(Ordering::Relaxed);
@@ -574,37 +547,38 @@ impl ServiceLb {
     }
 }
 
-/// Applies one filter: the first filter that matches something becomes the base view; later
-/// ones become predicates when the current candidates contain a match. Returns whether the
-/// filter was applied.
-fn narrow<'v>(
-    snap: &Snapshot,
-    base: &mut &'v View,
-    narrowed: &mut bool,
-    preds: &mut [Option<Pred<'v>>; 4],
-    slot: &mut usize,
-    view: &'v View,
-    pred: Pred<'v>,
-) -> bool {
-    if view.is_empty() {
-        return false;
+/// The candidates as the routing filters narrow them: the first filter that matches something
+/// becomes the base view; later ones become predicates when the candidates contain a match.
+struct Narrowing<'v> {
+    base: &'v View,
+    narrowed: bool,
+    preds: [Option<Pred<'v>>; 4],
+    slot: usize,
+}
+
+impl<'v> Narrowing<'v> {
+    /// Applies one filter; returns whether it was applied (a filter matching nothing is not).
+    fn apply(&mut self, snap: &Snapshot, view: &'v View, pred: Pred<'v>) -> bool {
+        if view.is_empty() {
+            return false;
+        }
+        if !self.narrowed {
+            self.base = view;
+            self.narrowed = true;
+            return true;
+        }
+        let earlier = &self.preds[..self.slot];
+        let any = self.base.members.iter().any(|&m| {
+            let instance = snap.instance(m as usize);
+            pred.holds(instance) && earlier.iter().flatten().all(|p| p.holds(instance))
+        });
+        if any && self.slot < self.preds.len() {
+            self.preds[self.slot] = Some(pred);
+            self.slot += 1;
+            return true;
+        }
+        false
     }
-    if !*narrowed {
-        *base = view;
-        *narrowed = true;
-        return true;
-    }
-    let earlier = &preds[..*slot];
-    let any = base.members.iter().any(|&m| {
-        let instance = snap.instance(m as usize);
-        pred.holds(instance) && earlier.iter().flatten().all(|p| p.holds(instance))
-    });
-    if any && *slot < preds.len() {
-        preds[*slot] = Some(pred);
-        *slot += 1;
-        return true;
-    }
-    false
 }
 
 fn pack(version: u64, index: usize) -> u64 {

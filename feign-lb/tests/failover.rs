@@ -210,13 +210,19 @@ async fn c7_retries_go_elsewhere_and_post_only_when_nothing_was_sent() {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn post_is_not_retried_on_503() {
-    let backends: Vec<Backend> = (0..3).map(|_| Backend::start()).collect();
+/// `n` backends answering 503, and their URLs.
+fn failing_backends(n: usize) -> (Vec<Backend>, Vec<String>) {
+    let backends: Vec<Backend> = (0..n).map(|_| Backend::start()).collect();
     for b in &backends {
         b.set_mode(Mode::Unavailable);
     }
-    let urls: Vec<String> = backends.iter().map(Backend::url).collect();
+    let urls = backends.iter().map(Backend::url).collect();
+    (backends, urls)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn post_is_not_retried_on_503() {
+    let (backends, urls) = failing_backends(3);
     let lb = balancer(&urls);
     let orders = client(&lb, Duration::from_secs(2));
     for id in 0..30u64 {
@@ -231,11 +237,7 @@ async fn post_is_not_retried_on_503() {
 /// the budget (20 % + 10/s) holds attempts to 1.2 × calls plus the per-second allowance.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn d2_retry_budget_bounds_attempts_under_total_failure() {
-    let backends: Vec<Backend> = (0..4).map(|_| Backend::start()).collect();
-    for b in &backends {
-        b.set_mode(Mode::Unavailable);
-    }
-    let urls: Vec<String> = backends.iter().map(Backend::url).collect();
+    let (backends, urls) = failing_backends(4);
     let lb = LoadBalancer::builder()
         .supplier(StaticSupplier::new(SVC, &urls))
         .retry(RetryConfig::new().max_retries_on_next_instance(3))

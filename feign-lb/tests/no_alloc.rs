@@ -27,13 +27,7 @@ fn picks_and_completions_do_not_allocate() {
         .collect();
     let supplier = StaticSupplier::empty().with_instances("svc", instances);
     let headers = HeaderMap::new();
-    for policy in [
-        Policy::RoundRobin,
-        Policy::Random,
-        Policy::Weighted,
-        Policy::LeastRequest,
-        Policy::PeakEwma,
-    ] {
+    for policy in Policy::ALL {
         let lb = LoadBalancer::builder()
             .supplier(supplier.clone())
             .policy(policy)

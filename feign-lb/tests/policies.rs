@@ -90,13 +90,7 @@ fn round_robin_visits_every_instance_in_turn() {
 
 #[test]
 fn seeded_balancers_repeat_their_picks() {
-    for policy in [
-        Policy::RoundRobin,
-        Policy::Random,
-        Policy::Weighted,
-        Policy::LeastRequest,
-        Policy::PeakEwma,
-    ] {
+    for policy in Policy::ALL {
         let run = || {
             let (lb, _s) = balancer(policy, (1..=5).map(|p| weighted(p, u32::from(p))).collect());
             (0..50)
@@ -219,13 +213,7 @@ fn peak_ewma_repels_slow_and_fast_failing_instances() {
 
 #[test]
 fn every_policy_avoids_every_tried_instance() {
-    for policy in [
-        Policy::RoundRobin,
-        Policy::Random,
-        Policy::Weighted,
-        Policy::LeastRequest,
-        Policy::PeakEwma,
-    ] {
+    for policy in Policy::ALL {
         let (lb, _s) = balancer(policy, (1..=3).map(|p| weighted(p, u32::from(p))).collect());
         let tried: Vec<Arc<str>> = vec!["i1".into(), "i3".into()];
         for _ in 0..200 {
@@ -297,13 +285,7 @@ fn pick_err(lb: &LoadBalancer) -> Error {
 /// never yields an index out of bounds.
 #[test]
 fn empty_and_shrinking_lists_are_safe() {
-    for policy in [
-        Policy::RoundRobin,
-        Policy::Random,
-        Policy::Weighted,
-        Policy::LeastRequest,
-        Policy::PeakEwma,
-    ] {
+    for policy in Policy::ALL {
         let (lb, supplier) = balancer(policy, vec![]);
         assert!(pick_err(&lb).is_no_instance());
         supplier.set(SVC, (1..=3).map(|p| weighted(p, u32::from(p))).collect());

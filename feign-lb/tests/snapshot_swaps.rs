@@ -21,13 +21,7 @@ fn list(ports: &[u16]) -> Vec<ServiceInstance> {
 
 #[test]
 fn picks_stay_valid_while_snapshots_are_swapped() {
-    for policy in [
-        Policy::RoundRobin,
-        Policy::Random,
-        Policy::Weighted,
-        Policy::LeastRequest,
-        Policy::PeakEwma,
-    ] {
+    for policy in Policy::ALL {
         let supplier = StaticSupplier::empty().with_instances("svc", list(&[1, 2, 3]));
         let lb = LoadBalancer::builder()
             .supplier(supplier.clone())
