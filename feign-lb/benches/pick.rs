@@ -22,14 +22,16 @@ fn instances(n: usize) -> Vec<ServiceInstance> {
         .collect()
 }
 
-fn pick(c: &mut Criterion) {
+/// Benches `step` (one pick, given the balancer and the request headers) for every policy at
+/// each of `sizes` instances, as group `name/<policy>/<instances>`.
+fn per_policy(c: &mut Criterion, name: &str, sizes: &[usize], step: fn(&LoadBalancer, &HeaderMap)) {
     let headers = HeaderMap::new();
     for policy in Policy::ALL {
-        let mut group = c.benchmark_group(format!("pick/{policy:?}"));
+        let mut group = c.benchmark_group(format!("{name}/{policy:?}"));
         group
             .measurement_time(Duration::from_secs(2))
             .warm_up_time(Duration::from_millis(500));
-        for n in [10usize, 100, 1_000, 10_000] {
+        for &n in sizes {
             let supplier = StaticSupplier::empty().with_instances("svc", instances(n));
             let lb = LoadBalancer::builder()
                 .supplier(supplier)
@@ -37,48 +39,35 @@ fn pick(c: &mut Criterion) {
                 .seed(1)
                 .build();
             group.bench_with_input(BenchmarkId::from_parameter(n), &n, |b, _| {
-                b.iter(|| {
-                    let req = ChooseRequest::new("svc", "Svc#get", &Method::GET, &headers);
-                    let chosen = lb.choose(black_box(&req)).expect("an instance");
-                    if let Some(observer) = &chosen.observer {
-                        observer.on_complete(
-                            &AttemptOutcome::Response(StatusCode::OK),
-                            Duration::from_millis(2),
-                        );
-                    }
-                    black_box(chosen)
-                })
+                b.iter(|| step(&lb, &headers))
             });
         }
         group.finish();
     }
 }
 
+/// A pick and the report of how its attempt ended.
+fn pick(c: &mut Criterion) {
+    per_policy(c, "pick", &[10, 100, 1_000, 10_000], |lb, headers| {
+        let req = ChooseRequest::new("svc", "Svc#get", &Method::GET, headers);
+        let chosen = lb.choose(black_box(&req)).expect("an instance");
+        if let Some(observer) = &chosen.observer {
+            observer.on_complete(
+                &AttemptOutcome::Response(StatusCode::OK),
+                Duration::from_millis(2),
+            );
+        }
+        black_box(chosen);
+    });
+}
+
 /// The pick alone (the attempt is never reported, so in-flight counts only grow: the
 /// two-choice policies then compare counts that keep moving, as under real load).
 fn choose_only(c: &mut Criterion) {
-    let headers = HeaderMap::new();
-    for policy in Policy::ALL {
-        let mut group = c.benchmark_group(format!("choose/{policy:?}"));
-        group
-            .measurement_time(Duration::from_secs(2))
-            .warm_up_time(Duration::from_millis(500));
-        for n in [10usize, 1_000] {
-            let supplier = StaticSupplier::empty().with_instances("svc", instances(n));
-            let lb = LoadBalancer::builder()
-                .supplier(supplier)
-                .policy(policy)
-                .seed(1)
-                .build();
-            group.bench_with_input(BenchmarkId::from_parameter(n), &n, |b, _| {
-                b.iter(|| {
-                    let req = ChooseRequest::new("svc", "Svc#get", &Method::GET, &headers);
-                    black_box(lb.choose(black_box(&req)).expect("an instance"))
-                })
-            });
-        }
-        group.finish();
-    }
+    per_policy(c, "choose", &[10, 1_000], |lb, headers| {
+        let req = ChooseRequest::new("svc", "Svc#get", &Method::GET, headers);
+        black_box(lb.choose(black_box(&req)).expect("an instance"));
+    });
 }
 
 criterion_group!(benches, pick, choose_only);

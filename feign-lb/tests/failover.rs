@@ -60,6 +60,15 @@ async fn traffic(
     errors
 }
 
+fn assert_no_errors(errors: &[String]) {
+    assert!(
+        errors.is_empty(),
+        "{} errors, first: {:?}",
+        errors.len(),
+        &errors[..errors.len().min(5)]
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn get_sees_no_error_when_an_instance_is_killed() {
     let mut backends: Vec<Backend> = (0..4).map(|_| Backend::start()).collect();
@@ -73,12 +82,7 @@ async fn get_sees_no_error_when_an_instance_is_killed() {
         }
     })
     .await;
-    assert!(
-        errors.is_empty(),
-        "{} errors: {:?}",
-        errors.len(),
-        &errors[..errors.len().min(5)]
-    );
+    assert_no_errors(&errors);
     let states = lb.instance_states(SVC);
     assert!(
         states.iter().any(|s| s.ejected),
@@ -97,12 +101,7 @@ async fn get_sees_no_error_when_an_instance_turns_to_503() {
         backends[1].set_mode(Mode::Unavailable)
     })
     .await;
-    assert!(
-        errors.is_empty(),
-        "{} errors: {:?}",
-        errors.len(),
-        &errors[..errors.len().min(5)]
-    );
+    assert_no_errors(&errors);
     let counters = lb.counters(SVC).unwrap();
     assert!(counters.retries >= 5, "{counters:?}");
     assert_eq!(
@@ -119,12 +118,7 @@ async fn get_sees_no_error_when_an_instance_hangs_past_the_per_try_timeout() {
     let orders = client(&lb, Duration::from_millis(300));
     let started = Instant::now();
     let errors = traffic(&orders, 400, 8, 100, || backends[2].set_mode(Mode::Hang)).await;
-    assert!(
-        errors.is_empty(),
-        "{} errors: {:?}",
-        errors.len(),
-        &errors[..errors.len().min(5)]
-    );
+    assert_no_errors(&errors);
     assert!(
         lb.instance_states(SVC).iter().any(|s| s.ejected),
         "five timeouts eject it"
