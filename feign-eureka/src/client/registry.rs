@@ -41,8 +41,12 @@ impl AppEntry {
         let mut foreign_vips: Vec<String> = Vec::new();
         for member in members.values().filter(|m| m.routable.is_some()) {
             for vip in member.info.vip_address.iter().flat_map(|v| v.split(',')) {
-                let vip = vip.trim().to_ascii_uppercase();
-                if !vip.is_empty() && vip != name && !foreign_vips.contains(&vip) {
+                let vip = vip.trim();
+                if vip.is_empty() || vip.eq_ignore_ascii_case(&name) {
+                    continue;
+                }
+                let vip = vip.to_ascii_uppercase();
+                if !foreign_vips.contains(&vip) {
                     foreign_vips.push(vip);
                 }
             }
