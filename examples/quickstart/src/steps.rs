@@ -121,6 +121,7 @@ pub async fn run(options: Options) -> StepResult<Report> {
     let registry = EurekaServer::builder()
         .bind("127.0.0.1:0")
         .read_only_cache(false)
+        .self_preservation(false)
         .eviction_interval(Duration::from_secs(1))
         .start()
         .await?;
