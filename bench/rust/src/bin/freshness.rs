@@ -16,8 +16,9 @@
 //!    refused connection; the errors callers saw are counted).
 //!
 //! The runs of one setup share its registry and run concurrently, started `--stagger-secs`
-//! apart so they meet the registry's timers at different phases; the setups run concurrently
-//! too. Every wait is capped (`--cap-secs`, default 3 min) and reported as "> cap" when hit.
+//! apart so they meet the registry's timers at different phases; each event of run k of n
+//! happens (k + ½)/n of a fetch interval after the client's previous fetch, so the runs also
+//! cover the client's own timer evenly. The setups run concurrently too. Every wait is capped (`--cap-secs`, default 3 min) and reported as "> cap" when hit.
 //!
 //! Run with `cargo run --release -p feign-bench --bin freshness -- --runs 5` (the Spring rows
 //! need Java and `tests/interop/build.sh`; they are skipped otherwise).
@@ -91,6 +92,15 @@ impl Setup {
 
     fn tuned(self) -> bool {
         matches!(self, Setup::EmbeddedTuned | Setup::SpringTuned)
+    }
+
+    /// How often the discovery client fetches the registry (Eureka's default 30 s).
+    fn fetch_interval(self) -> Duration {
+        if self.tuned() {
+            Duration::from_secs(1)
+        } else {
+            Duration::from_secs(30)
+        }
     }
 
     fn settings(self) -> &'static str {
@@ -279,18 +289,20 @@ async fn measure_setup(
         return Ok(None);
     };
     let url = registry.url();
-    let mut runs = Vec::new();
-    for run in 0..args.runs {
+    let mut tasks = Vec::new();
+    let runs = args.runs;
+    for run in 0..runs {
         let (url, servers) = (url.clone(), servers.clone());
         let delay = Duration::from_secs_f64(args.stagger_secs * run as f64);
         let cap = Duration::from_secs(args.cap_secs);
-        runs.push(tokio::spawn(async move {
+        tasks.push(tokio::spawn(async move {
             tokio::time::sleep(delay).await;
-            measure_run(setup, &url, run, cap, &servers).await
+            let phase = (run as f64 + 0.5) / runs as f64;
+            measure_run(setup, &url, run, phase, cap, &servers).await
         }));
     }
     let mut outcomes = Vec::new();
-    for (run, task) in runs.into_iter().enumerate() {
+    for (run, task) in tasks.into_iter().enumerate() {
         match task.await {
             Ok(Ok(outcome)) => {
                 eprintln!("  {setup:?} run {}: {outcome:?}", run + 1);
@@ -343,25 +355,28 @@ async fn wait_until(
     }
 }
 
+/// One run; each event waits `phase` × the fetch interval after the client's last fetch, so
+/// that the runs of a setup meet the client's timer at phases spread evenly over its interval.
 async fn measure_run(
     setup: Setup,
     url: &str,
     run: usize,
+    phase: f64,
     cap: Duration,
     servers: &Handle,
 ) -> SetupResult<Outcome> {
     let app = format!("order-service-{run}");
+    let offset = setup.fetch_interval().mul_f64(phase);
     let stable = Backend::start(servers)?;
     let leaving = Backend::start(servers)?;
     let dying = Backend::start(servers)?;
 
-    let mut discovery = EurekaClient::builder()
+    let discovery = EurekaClient::builder()
         .service_urls([url])
-        .allow_loopback(true);
-    if setup.tuned() {
-        discovery = discovery.registry_fetch_interval(Duration::from_secs(1));
-    }
-    let discovery = discovery.start().await?;
+        .allow_loopback(true)
+        .registry_fetch_interval(setup.fetch_interval())
+        .start()
+        .await?;
     let balancer = LoadBalancer::builder()
         .supplier(Renamed::new(discovery.supplier(), app.clone()))
         .build();
@@ -388,6 +403,8 @@ async fn measure_run(
     };
 
     let mut outcome = Outcome::default();
+    // The client fetched when it started.
+    tokio::time::sleep(offset).await;
     let started = Instant::now();
     let mut registrations = Vec::new();
     for backend in [&stable, &leaving, &dying] {
@@ -418,7 +435,9 @@ async fn measure_run(
         return Ok(outcome);
     }
 
-    // Deregister and keep serving: when does the last call arrive?
+    // Deregister and keep serving: when does the last call arrive? (A fetch has just brought
+    // the last of the three.)
+    tokio::time::sleep(offset).await;
     let left = Instant::now();
     leaving_reg.shutdown().await;
     let quiet = Duration::from_millis(300);
@@ -431,7 +450,9 @@ async fn measure_run(
         .and_then(|_| leaving.last_hit())
         .map(|hit| hit.saturating_duration_since(left));
 
-    // Die without deregistering: when does the client drop it?
+    // Die without deregistering: when does the client drop it? (A fetch has just dropped the
+    // deregistered one.)
+    tokio::time::sleep(offset).await;
     let killed = Instant::now();
     dying.kill();
     drop(dying_reg);
