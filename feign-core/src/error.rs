@@ -29,6 +29,7 @@ struct Inner {
     headers: Option<HeaderMap>,
     body: Option<Bytes>,
     retry_after: Option<Duration>,
+    retry_budget_exhausted: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -91,6 +92,7 @@ impl Error {
                 headers: None,
                 body: None,
                 retry_after: None,
+                retry_budget_exhausted: false,
             }),
         }
     }
@@ -173,6 +175,12 @@ impl Error {
     }
 
     /// Sets how long the server asked to wait before a retry.
+    /// Marks the error as the last one of a call whose retry a retry budget refused.
+    pub(crate) fn with_retry_budget_exhausted(mut self) -> Error {
+        self.inner.retry_budget_exhausted = true;
+        self
+    }
+
     pub fn with_retry_after(mut self, delay: Duration) -> Error {
         self.inner.retry_after = Some(delay);
         self
@@ -221,6 +229,12 @@ impl Error {
     /// How long the server asked to wait (`Retry-After`), if it said.
     pub fn retry_after(&self) -> Option<Duration> {
         self.inner.retry_after
+    }
+
+    /// True when the call stopped because a retry budget refused another attempt: the service
+    /// is failing broadly and retries would only add load.
+    pub fn is_retry_budget_exhausted(&self) -> bool {
+        self.inner.retry_budget_exhausted
     }
 
     /// True for a non-2xx response turned into an error by the default `ErrorDecoder`.
@@ -310,6 +324,9 @@ impl fmt::Display for Error {
         if let Some(url) = &inner.url {
             write!(f, " ({url})")?;
         }
+        if inner.retry_budget_exhausted {
+            f.write_str("; not retried: retry budget exhausted")?;
+        }
         Ok(())
     }
 }
@@ -339,6 +356,9 @@ impl fmt::Debug for Error {
         }
         if let Some(delay) = inner.retry_after {
             d.field("retry_after", &delay);
+        }
+        if inner.retry_budget_exhausted {
+            d.field("retry_budget_exhausted", &true);
         }
         if let Some(source) = &inner.source {
             d.field("source", source);

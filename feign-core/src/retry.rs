@@ -51,6 +51,9 @@ pub struct RetryContext<'a> {
 pub enum RetryDecision {
     /// Give up: the caller gets the last attempt's error.
     Stop,
+    /// Give up because a retry budget refused the retry: the caller's error says so
+    /// ([`Error::is_retry_budget_exhausted`](crate::Error::is_retry_budget_exhausted)).
+    BudgetExhausted,
     /// Try again after `delay`, on the same instance when `same_instance` is true.
     Retry {
         /// How long to wait before the next attempt.

@@ -442,3 +442,36 @@ async fn post_with_an_idempotency_key_is_retried_with_the_same_key() {
         .iter()
         .all(|r| r.headers["idempotency-key"] == "k-1"));
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_budget_refusal_stops_the_call_and_says_so() {
+    let (router, calls) = flaky(usize::MAX, None);
+    let policy = retry_fn(|ctx| {
+        if ctx.attempt < 2 {
+            RetryDecision::Retry {
+                delay: Duration::ZERO,
+                same_instance: false,
+            }
+        } else {
+            RetryDecision::BudgetExhausted
+        }
+    });
+    let client = in_process(router).retryer(policy).build().unwrap();
+    let err = client.get_order(&1).await.unwrap_err();
+    assert_eq!(calls.load(Ordering::SeqCst), 2);
+    assert!(err.is_retry_budget_exhausted());
+    assert_eq!(err.status(), Some(StatusCode::SERVICE_UNAVAILABLE));
+    assert!(
+        err.to_string()
+            .ends_with("; not retried: retry budget exhausted"),
+        "{err}"
+    );
+
+    let (router, _) = flaky(usize::MAX, None);
+    let plain = in_process(router).build().unwrap();
+    assert!(!plain
+        .get_order(&1)
+        .await
+        .unwrap_err()
+        .is_retry_budget_exhausted());
+}

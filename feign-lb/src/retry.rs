@@ -236,7 +236,7 @@ impl RetryPolicy for LbRetryPolicy {
             if !budget.withdraw() {
                 self.bump(|c| &c.retry_budget_exhausted);
                 tracing::debug!(service = ctx.service, "retry budget exhausted");
-                return RetryDecision::Stop;
+                return RetryDecision::BudgetExhausted;
             }
         }
         let delay = self.delay(ctx.attempt, ctx, same_instance);

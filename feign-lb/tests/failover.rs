@@ -252,5 +252,13 @@ async fn d2_retry_budget_bounds_attempts_under_total_failure() {
     assert!(attempts > calls, "some retries were allowed");
     let counters = lb.counters(SVC).unwrap();
     assert!(counters.retry_budget_exhausted > 0, "{counters:?}");
+    let refused = errors
+        .iter()
+        .filter(|e| e.contains("retry budget exhausted"))
+        .count();
+    assert_eq!(
+        refused as u64, counters.retry_budget_exhausted,
+        "every call the budget stopped says so in its error"
+    );
     assert!(elapsed < Duration::from_secs(60));
 }

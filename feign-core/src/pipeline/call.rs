@@ -150,6 +150,7 @@ impl Call<'_> {
                     }
                     attempt += 1;
                 }
+                RetryDecision::BudgetExhausted => return Err(error.with_retry_budget_exhausted()),
                 _ => return Err(error),
             }
         }
