@@ -174,13 +174,13 @@ impl Error {
         self
     }
 
-    /// Sets how long the server asked to wait before a retry.
     /// Marks the error as the last one of a call whose retry a retry budget refused.
     pub(crate) fn with_retry_budget_exhausted(mut self) -> Error {
         self.inner.retry_budget_exhausted = true;
         self
     }
 
+    /// Sets how long the server asked to wait before a retry.
     pub fn with_retry_after(mut self, delay: Duration) -> Error {
         self.inner.retry_after = Some(delay);
         self
