@@ -317,27 +317,25 @@ impl Registry {
         ldt: Option<u64>,
         is_replication: bool,
     ) -> bool {
-        let Some(lease) = self.live_lease(app, id) else {
-            return false;
-        };
-        let now = self.clock.now_ms();
-        lease.renew(now);
-        let stored = lease.load();
-        if record::status(&stored) != status {
-            if status == InstanceStatus::Up {
-                lease.service_up(now);
-            }
-            self.write().overrides.insert(id.to_owned(), status);
-            let mut changed = InstanceInfo::clone(&stored);
-            record::set_overridden(&mut changed, status);
-            record::set_status(&mut changed, status);
-            self.modified(&lease, changed, ldt, now);
-        }
-        if !is_replication {
-            self.replicator
-                .send(ReplicationItem::status_update(&lease.load(), status, ldt));
-        }
-        true
+        self.admin_change(
+            app,
+            id,
+            is_replication,
+            |lease, now| {
+                let stored = lease.load();
+                if record::status(&stored) != status {
+                    if status == InstanceStatus::Up {
+                        lease.service_up(now);
+                    }
+                    self.write().overrides.insert(id.to_owned(), status);
+                    let mut changed = InstanceInfo::clone(&stored);
+                    record::set_overridden(&mut changed, status);
+                    record::set_status(&mut changed, status);
+                    self.modified(lease, changed, ldt, now);
+                }
+            },
+            |info| ReplicationItem::status_update(info, status, ldt),
+        )
     }
 
     /// Removes an administrative override (§2.5); the status becomes `status`.
@@ -349,20 +347,41 @@ impl Registry {
         ldt: Option<u64>,
         is_replication: bool,
     ) -> bool {
+        self.admin_change(
+            app,
+            id,
+            is_replication,
+            |lease, now| {
+                if self.write().overrides.remove(id).is_some() {
+                    let mut changed = InstanceInfo::clone(&lease.load());
+                    record::set_overridden(&mut changed, InstanceStatus::Unknown);
+                    record::set_status(&mut changed, status);
+                    self.modified(lease, changed, ldt, now);
+                }
+            },
+            |info| ReplicationItem::delete_override(info, status, ldt),
+        )
+    }
+
+    /// The shape every administrative status change shares: find the live lease (false when
+    /// unknown or expired), count the request as a renewal, apply `change`, and replicate the
+    /// result unless it came from a peer.
+    fn admin_change(
+        &self,
+        app: &str,
+        id: &str,
+        is_replication: bool,
+        change: impl FnOnce(&Arc<Lease>, u64),
+        replication: impl FnOnce(&InstanceInfo) -> ReplicationItem,
+    ) -> bool {
         let Some(lease) = self.live_lease(app, id) else {
             return false;
         };
         let now = self.clock.now_ms();
         lease.renew(now);
-        if self.write().overrides.remove(id).is_some() {
-            let mut changed = InstanceInfo::clone(&lease.load());
-            record::set_overridden(&mut changed, InstanceStatus::Unknown);
-            record::set_status(&mut changed, status);
-            self.modified(&lease, changed, ldt, now);
-        }
+        change(&lease, now);
         if !is_replication {
-            self.replicator
-                .send(ReplicationItem::delete_override(&lease.load(), status, ldt));
+            self.replicator.send(replication(&lease.load()));
         }
         true
     }
