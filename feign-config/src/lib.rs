@@ -1,0 +1,64 @@
+//! Spring Boot-style configuration for feign-rs: `application.yml`, `application.properties`
+//! and the environment, read with Spring's relaxed names, so a team can carry its settings over.
+//!
+//! This crate is the property source; each crate binds the properties of its own builder:
+//!
+//! | prefix | bound by |
+//! |---|---|
+//! | `spring.cloud.openfeign.client.*`, `feign.client.*` | `feign_core::Builder::config` |
+//! | `spring.cloud.loadbalancer.*` | `feign_lb::Builder::config` |
+//! | `eureka.*`, `spring.application.name`, `server.port` | `feign_eureka::SpringConfig` |
+//!
+//! What it does, as Spring Boot does:
+//!
+//! - **Sources in order**: [`Config::load`] reads `application.yml`, `application.yaml` and
+//!   `application.properties` from the working directory, then the environment; a later source
+//!   overrides an earlier one. [`Config::with_file`], [`Config::with_env_vars`] and
+//!   [`Config::set`] add layers by hand.
+//! - **Relaxed names**: `read-timeout`, `readTimeout`, `read_timeout` and the environment
+//!   variable segment `READTIMEOUT` are one property ([`relaxed`]). Environment variables map
+//!   as `SPRING_CLOUD_LOADBALANCER_ZONE` → `spring.cloud.loadbalancer.zone`.
+//! - **Placeholders**: `${key}` and `${key:default}` are resolved against every source; one
+//!   without a value and without a default is an error.
+//! - **Types**: durations (`5000` in the property's unit, `5s`, `250ms`, `PT5S`), booleans
+//!   (`true`/`false`, `on`/`off`, `yes`/`no`), lists (YAML sequences, `key[0]` lines, or
+//!   `a,b`), maps (`key.<name>`).
+//! - **Errors name the key and the file**: every [`ConfigError`] about a property says which
+//!   property and which file (or `environment variable NAME`) it came from. Binders call
+//!   [`Property::unknown`] for a key of their section that they do not know: a misspelt key
+//!   is an error at start, never a silent default.
+//!
+//! ```
+//! use std::time::Duration;
+//! use feign_config::{Config, DurationUnit};
+//!
+//! let yaml = "spring:\n  cloud:\n    openfeign:\n      client:\n        config:\n          default:\n            readTimeout: ${TIMEOUT:5s}\n";
+//! let config = Config::from_yaml_str(yaml, "application.yml")?
+//!     .with_env_vars([("SPRING_CLOUD_OPENFEIGN_CLIENT_CONFIG_DEFAULT_CONNECTTIMEOUT", "250")]);
+//! let section = config.section("spring.cloud.openfeign.client.config.default")?;
+//! let read = section.iter().find(|p| p.rest() == "readtimeout").unwrap();
+//! assert_eq!(read.as_duration(DurationUnit::Millis)?, Duration::from_secs(5));
+//! let connect = config.get("spring.cloud.openfeign.client.config.default.connect-timeout")?.unwrap();
+//! assert_eq!(connect.as_duration(DurationUnit::Millis)?, Duration::from_millis(250));
+//!
+//! let err = Config::from_yaml_str("a:\n  timeout: soon\n", "application.yml")?
+//!     .get("a.timeout")?
+//!     .unwrap()
+//!     .as_duration(DurationUnit::Millis)
+//!     .unwrap_err();
+//! assert!(err.to_string().starts_with("`a.timeout` in application.yml: expected a duration"));
+//! # Ok::<(), feign_config::ConfigError>(())
+//! ```
+
+mod config;
+mod duration;
+mod error;
+mod key;
+mod property;
+mod source;
+
+pub use config::Config;
+pub use duration::DurationUnit;
+pub use error::ConfigError;
+pub use key::relaxed;
+pub use property::Property;
