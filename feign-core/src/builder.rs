@@ -1,5 +1,8 @@
 //! Configuring and building a client.
 
+#[cfg(feature = "config")]
+mod config;
+
 use std::fmt;
 use std::marker::PhantomData;
 use std::sync::Arc;
@@ -36,6 +39,9 @@ pub struct Builder<C> {
     options: Options,
     log_level: LogLevel,
     limits: Limits,
+    dismiss_404: bool,
+    default_headers: Vec<(String, String)>,
+    default_query: Vec<(String, String)>,
     client_type: PhantomData<fn() -> C>,
 }
 
@@ -65,6 +71,9 @@ impl<C> Builder<C> {
                 request_target: DEFAULT_MAX_REQUEST_TARGET_BYTES,
                 header_bytes: DEFAULT_MAX_HEADER_BYTES,
             },
+            dismiss_404: false,
+            default_headers: Vec::new(),
+            default_query: Vec::new(),
             client_type: PhantomData,
         }
     }
@@ -175,6 +184,35 @@ impl<C> Builder<C> {
         self.limits.header_bytes = bytes;
         self
     }
+
+    /// OpenFeign's `dismiss404`: a 404 is not an error but goes to the decoder, so `()`
+    /// returns `Ok(())`, `String` and `Bytes` the (often empty) body, and the JSON decoder reads
+    /// an empty 404 body as `null` (an `Option` or a `serde_json::Value`). `Option<T>` methods
+    /// return `None` on a 404 either way. Default false: a 404 goes to the error decoder.
+    pub fn dismiss_404(mut self, dismiss: bool) -> Self {
+        self.dismiss_404 = dismiss;
+        self
+    }
+
+    /// Adds a header to every request that does not already carry it (OpenFeign's
+    /// `defaultRequestHeaders`); several values of one name are all sent. An invalid name or
+    /// value is an error from [`Builder::build`]. Default: none.
+    pub fn default_header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        self.default_headers.push((name.into(), value.into()));
+        self
+    }
+
+    /// Adds a query parameter to every request whose query does not already have that name
+    /// (OpenFeign's `defaultQueryParameters`); several values of one name are all sent,
+    /// percent-encoded. Default: none.
+    pub fn default_query_param(
+        mut self,
+        name: impl Into<String>,
+        value: impl Into<String>,
+    ) -> Self {
+        self.default_query.push((name.into(), value.into()));
+        self
+    }
 }
 
 impl<C: FromCore> Builder<C> {
@@ -225,11 +263,18 @@ impl<C: FromCore> Builder<C> {
                 Arc::new(client)
             }
         };
+        let mut interceptors = self.interceptors;
+        // The defaults run first, so the user's interceptors see the request as sent.
+        if let Some(defaults) =
+            crate::interceptor::Defaults::new(&self.default_headers, &self.default_query)?
+        {
+            interceptors.insert(0, Arc::new(defaults));
+        }
         let inner = CoreInner {
             client_meta: meta,
             target,
             prefix: prefix.into(),
-            interceptors: self.interceptors.into_boxed_slice(),
+            interceptors: interceptors.into_boxed_slice(),
             encoder: self.encoder,
             decoder: self.decoder,
             error_decoder: self
@@ -240,6 +285,7 @@ impl<C: FromCore> Builder<C> {
             options: self.options,
             log_level: self.log_level,
             limits: self.limits,
+            dismiss_404: self.dismiss_404,
         };
         Ok(C::from_core(Core::new(inner)))
     }
@@ -280,6 +326,9 @@ impl<C> fmt::Debug for Builder<C> {
             .field("interceptors", &self.interceptors.len())
             .field("options", &self.options)
             .field("log_level", &self.log_level)
+            .field("dismiss_404", &self.dismiss_404)
+            .field("default_headers", &self.default_headers.len())
+            .field("default_query", &self.default_query.len())
             .finish_non_exhaustive()
     }
 }

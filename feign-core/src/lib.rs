@@ -88,7 +88,9 @@
 //!
 //! | Feature | Default | What it does |
 //! |---|---|---|
-//! | (none) | — | feign-core has no optional features: TLS is rustls, gzip responses are decoded. |
+//! | `config` | on | [`Builder::config`]: OpenFeign's Spring properties (`spring.cloud.openfeign.client.config.*`, `feign.client.config.*`) from `application.yml`, `application.properties` and the environment, through [`config`] (the feign-config crate) |
+//!
+//! TLS is always rustls, and gzip responses are always decoded.
 //!
 //! A method parameter must be bound by the template: a `{var}` without a `#[path]` parameter
 //! does not compile.
@@ -144,6 +146,11 @@ pub use options::{LogLevel, Options};
 pub use resolve::{AttemptOutcome, CallObserver, ChooseRequest, Chosen, Resolver};
 pub use response::Response;
 pub use retry::{retry_fn, FnRetryPolicy, RetryContext, RetryDecision, RetryPolicy, Retryer};
+
+/// Spring-style configuration (feature `config`): the [`feign_config`] crate, whose
+/// `Config` [`Builder::config`] reads.
+#[cfg(feature = "config")]
+pub use feign_config as config;
 
 pub use async_trait::async_trait;
 pub use bytes::Bytes;

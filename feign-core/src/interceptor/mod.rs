@@ -1,6 +1,7 @@
 //! Request interceptors: code that sees and may change every request before it is sent.
 
 mod auth;
+mod defaults;
 mod headers;
 mod template;
 
@@ -10,6 +11,7 @@ use crate::Error;
 
 pub(crate) use auth::basic_value;
 pub use auth::{BasicAuth, BearerAuth};
+pub(crate) use defaults::Defaults;
 pub use headers::{DefaultHeaders, RequestId};
 pub use template::RequestTemplate;
 

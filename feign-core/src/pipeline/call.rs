@@ -118,6 +118,9 @@ impl Call<'_> {
                 Ok(response) if self.optional && response.status() == StatusCode::NOT_FOUND => {
                     return Ok(None)
                 }
+                Ok(response) if inner.dismiss_404 && response.status() == StatusCode::NOT_FOUND => {
+                    return Ok(Some(response))
+                }
                 Ok(response) => inner.error_decoder.decode(key, response),
                 Err(error) => error,
             };

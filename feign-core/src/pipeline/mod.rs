@@ -67,6 +67,8 @@ pub(crate) struct CoreInner {
     pub(crate) options: Options,
     pub(crate) log_level: LogLevel,
     pub(crate) limits: Limits,
+    /// A 404 goes to the decoder rather than the error decoder.
+    pub(crate) dismiss_404: bool,
 }
 
 impl Core {
@@ -112,6 +114,13 @@ impl Core {
         response: Response,
     ) -> Result<T, Error> {
         let result = match &self.inner.decoder {
+            // Only a dismissed 404 gets here: the JSON decoder reads its empty body as `null`,
+            // OpenFeign's "empty value" of the type (`None`, `Value::Null`, or a decode error).
+            None if response.status() == http::StatusCode::NOT_FOUND
+                && response.body().is_empty() =>
+            {
+                serde_json::from_slice(b"null").map_err(Error::decode)
+            }
             None => crate::codec::decode_json(&response),
             Some(decoder) => crate::codec::decode_erased(&**decoder, &response),
         };

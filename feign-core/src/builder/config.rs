@@ -1,0 +1,195 @@
+//! [`Builder::config`]: OpenFeign's Spring properties onto the builder (feature `config`).
+
+use feign_config::{Config, ConfigError, DurationUnit, Property};
+
+use super::Builder;
+use crate::options::LogLevel;
+use crate::retry::Retryer;
+
+/// The property prefixes read, older first so that the Spring Cloud 4 names win.
+const PREFIXES: [&str; 2] = ["feign.client", "spring.cloud.openfeign.client"];
+
+/// Spring class names (and values) of properties that select Java code; set them in code.
+const CODE_ONLY: [(&str, &str); 10] = [
+    ("errordecoder", "Builder::error_decoder"),
+    ("requestinterceptors", "Builder::interceptor"),
+    ("responseinterceptor", "Builder::interceptor"),
+    ("decoder", "Builder::decoder"),
+    ("encoder", "Builder::encoder"),
+    ("contract", "the #[feign_client] attributes"),
+    ("capabilities", "Builder::interceptor and Builder::client"),
+    ("querymapencoder", "#[query_map] parameters"),
+    ("exceptionpropagationpolicy", "the error decoder"),
+    ("micrometer.enabled", "the observability settings in code"),
+];
+
+/// Header or query values of one client, merged over the `default` section by name.
+#[derive(Default)]
+struct Pairs(Vec<(String, Vec<String>)>);
+
+impl Pairs {
+    fn set(&mut self, name: String, values: Vec<String>, case_insensitive: bool) {
+        let same = |n: &String| {
+            if case_insensitive {
+                n.eq_ignore_ascii_case(&name)
+            } else {
+                *n == name
+            }
+        };
+        match self.0.iter_mut().find(|(n, _)| same(n)) {
+            Some((_, old)) => *old = values,
+            None => self.0.push((name, values)),
+        }
+    }
+}
+
+impl<C> Builder<C> {
+    /// Applies OpenFeign's Spring properties for this client: first
+    /// `spring.cloud.openfeign.client.config.default.*`, then
+    /// `spring.cloud.openfeign.client.config.<service>.*` (the service name the client was
+    /// declared with, relaxed); the older `feign.client.config.*` names are read too, and lose
+    /// to the newer ones. Values from `config` override what was set on the builder before the
+    /// call; setters called after it override `config`.
+    ///
+    /// | property (under `config.<default or service>.`) | builder setting |
+    /// |---|---|
+    /// | `connect-timeout` (ms, or `5s`, `PT5S`) | [`Options::connect_timeout`](crate::Options::connect_timeout) |
+    /// | `read-timeout` (ms, or `5s`, `PT5S`) | [`Options::read_timeout`](crate::Options::read_timeout) |
+    /// | `follow-redirects` | [`Options::follow_redirects`](crate::Options::follow_redirects) |
+    /// | `logger-level`: `NONE`, `BASIC`, `HEADERS`, `FULL` | [`Builder::log_level`] |
+    /// | `default-request-headers.<name>`: a value or a list | [`Builder::default_header`] (replaces code defaults of that name) |
+    /// | `default-query-parameters.<name>`: a value or a list | [`Builder::default_query_param`] (likewise) |
+    /// | `retryer`: `feign.Retryer.Default` or `feign.Retryer.NEVER_RETRY` | [`Builder::retryer`] with [`Retryer::default`] or [`Retryer::never`] |
+    /// | `dismiss404` | [`Builder::dismiss_404`] |
+    /// | `url` | [`Builder::url`] |
+    ///
+    /// `spring.cloud.openfeign.client.default-config` names the default section (default
+    /// `default`). Properties that name Java classes (`error-decoder`, `encoder`,
+    /// `request-interceptors`, …) and any other key under these prefixes are errors naming the
+    /// key and its file, as is a value that does not parse.
+    ///
+    /// ```
+    /// use feign_core::config::Config;
+    /// use feign_core::{feign_client, Error};
+    ///
+    /// #[feign_client("orders")]
+    /// pub trait Orders {
+    ///     #[get("/orders")]
+    ///     async fn list(&self) -> Result<String, Error>;
+    /// }
+    ///
+    /// let yaml = "spring.cloud.openfeign.client.config:\n  default:\n    read-timeout: 2000\n  orders:\n    url: http://127.0.0.1:8080\n    logger-level: BASIC\n";
+    /// let config = Config::from_yaml_str(yaml, "application.yml")?;
+    /// let orders = OrdersClient::builder().config(&config)?.build()?;
+    /// # let _ = orders;
+    ///
+    /// let typo = Config::from_yaml_str("feign.client.config.orders.read-timout: 5", "application.yml")?;
+    /// let err = OrdersClient::builder().config(&typo).unwrap_err();
+    /// assert_eq!(err.to_string(), "`feign.client.config.orders.read-timout` in application.yml: unknown property");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn config(mut self, config: &Config) -> Result<Self, ConfigError> {
+        let mut default_name = "default".to_owned();
+        for prefix in PREFIXES {
+            for property in config.section(prefix)? {
+                match property.rest().as_str() {
+                    "defaultconfig" => default_name = property.as_non_empty()?,
+                    rest if rest.starts_with("config.") && rest.matches('.').count() >= 2 => {}
+                    _ => return Err(property.unknown()),
+                }
+            }
+        }
+        let mut headers = Pairs::default();
+        let mut query = Pairs::default();
+        for section in [default_name.as_str(), self.meta.service] {
+            for prefix in PREFIXES {
+                let properties = config.section(&format!("{prefix}.config.{section}"))?;
+                for property in &properties {
+                    self = self.apply(property, &mut headers, &mut query)?;
+                }
+            }
+        }
+        for (name, values) in headers.0 {
+            self.default_headers
+                .retain(|(n, _)| !n.eq_ignore_ascii_case(&name));
+            self.default_headers
+                .extend(values.into_iter().map(|v| (name.clone(), v)));
+        }
+        for (name, values) in query.0 {
+            self.default_query.retain(|(n, _)| *n != name);
+            self.default_query
+                .extend(values.into_iter().map(|v| (name.clone(), v)));
+        }
+        Ok(self)
+    }
+
+    /// One property of a client section.
+    fn apply(
+        mut self,
+        property: &Property,
+        headers: &mut Pairs,
+        query: &mut Pairs,
+    ) -> Result<Self, ConfigError> {
+        let rest = property.rest();
+        match rest.as_str() {
+            "connecttimeout" => {
+                let timeout = property.as_positive_duration(DurationUnit::Millis)?;
+                self.options = self.options.connect_timeout(timeout);
+            }
+            "readtimeout" => {
+                let timeout = property.as_positive_duration(DurationUnit::Millis)?;
+                self.options = self.options.read_timeout(timeout);
+            }
+            "followredirects" => {
+                self.options = self.options.follow_redirects(property.as_bool()?);
+            }
+            "loggerlevel" => {
+                self.log_level = property.as_choice(&[
+                    ("NONE", LogLevel::None),
+                    ("BASIC", LogLevel::Basic),
+                    ("HEADERS", LogLevel::Headers),
+                    ("FULL", LogLevel::Full),
+                ])?;
+            }
+            "dismiss404" => self.dismiss_404 = property.as_bool()?,
+            "url" => self.url = Some(property.as_non_empty()?),
+            "retryer" => {
+                let retryer = property.as_choice(&[
+                    ("feign.Retryer.Default", Retryer::default()),
+                    ("feign.Retryer$Default", Retryer::default()),
+                    ("feign.Retryer.NEVER_RETRY", Retryer::never()),
+                ])?;
+                self = self.retryer(retryer);
+            }
+            _ => {
+                if let Some(name) = map_key(property, "defaultrequestheaders")? {
+                    headers.set(name, property.as_list(), true);
+                } else if let Some(name) = map_key(property, "defaultqueryparameters")? {
+                    query.set(name, property.as_list(), false);
+                } else if let Some((_, instead)) = CODE_ONLY.iter().find(|(k, _)| rest == *k) {
+                    return Err(property.error(format!(
+                        "names Java code, which cannot come from configuration: use {instead}"
+                    )));
+                } else {
+                    return Err(property.unknown());
+                }
+            }
+        }
+        Ok(self)
+    }
+}
+
+/// The map key (as written) of a `<section>.<client>.<map>.<key>` property, if it is in `map`.
+fn map_key(property: &Property, map: &str) -> Result<Option<String>, ConfigError> {
+    let rest = property.rest();
+    let Some(tail) = rest.strip_prefix(map) else {
+        return Ok(None);
+    };
+    if tail.is_empty() {
+        return Err(property.error("expected a map of names to values"));
+    }
+    if !tail.starts_with('.') {
+        return Ok(None);
+    }
+    Ok(Some(property.rest_as_written(1)))
+}
