@@ -6,7 +6,6 @@ mod support;
 
 use std::io::Write;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use axum::routing::{any, get};
@@ -14,7 +13,7 @@ use axum::Router;
 use feign_core::config::Config;
 use feign_core::{feign_client, Error};
 use serde_json::Value;
-use support::{Order, Server};
+use support::{Captured, Order, Server};
 
 #[feign_client("order-service", path = "/api")]
 trait Orders {
@@ -391,19 +390,6 @@ fn an_invalid_default_header_fails_the_build() {
         .build()
         .unwrap_err();
     assert!(err.to_string().contains("X-Bad"), "{err}");
-}
-
-#[derive(Clone, Default)]
-struct Captured(Arc<Mutex<Vec<u8>>>);
-
-impl Write for Captured {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(buf);
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
 }
 
 #[tokio::test(flavor = "current_thread")]

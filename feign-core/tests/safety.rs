@@ -4,14 +4,12 @@
 mod support;
 
 use std::collections::HashMap;
-use std::io::Write;
-use std::sync::{Arc, Mutex};
 
 use axum::extract::{Path, RawQuery};
 use axum::routing::{any, get};
 use axum::Router;
 use feign_core::{interceptor_fn, BearerAuth, LogLevel, RequestTemplate, Retryer};
-use support::{OrderClient, Server};
+use support::{Captured, OrderClient, Server};
 
 fn echo() -> Router {
     Router::new()
@@ -215,19 +213,6 @@ async fn a9_size_bombs_fail_before_connecting() {
         .unwrap_err()
         .is_request());
     assert_eq!(server.connection_count(), 0);
-}
-
-#[derive(Clone, Default)]
-struct Captured(Arc<Mutex<Vec<u8>>>);
-
-impl Write for Captured {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(buf);
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
 }
 
 /// A10: secrets never reach logs, `Debug` or `Display`, at the most verbose log level.

@@ -442,3 +442,17 @@ pub async fn closed_port_url() -> String {
     drop(listener);
     format!("http://{addr}")
 }
+
+/// A `tracing` writer that keeps everything written, to read logs back in tests.
+#[derive(Clone, Default)]
+pub struct Captured(pub Arc<Mutex<Vec<u8>>>);
+
+impl std::io::Write for Captured {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
