@@ -1,5 +1,8 @@
 //! `LoadBalancer`: the [`feign_core::Resolver`] of clients declared with a service name.
 
+#[cfg(feature = "config")]
+mod properties;
+
 use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
@@ -335,6 +338,9 @@ pub struct Builder {
     defaults: Settings,
     overrides: Vec<(String, ServiceConfig)>,
     hooks: Vec<Arc<dyn LifecycleHook>>,
+    /// Caches and health checks from configuration, put around the suppliers by `build`.
+    #[cfg(feature = "config")]
+    layers: properties::Layers,
 }
 
 impl Default for Builder {
@@ -354,6 +360,8 @@ impl Default for Builder {
             },
             overrides: Vec::new(),
             hooks: Vec::new(),
+            #[cfg(feature = "config")]
+            layers: properties::Layers::default(),
         }
     }
 }
@@ -478,6 +486,8 @@ impl Builder {
     /// [`InstanceSupplier::changed`], so lists are rebuilt as soon as they change; outside one,
     /// picks still notice a moved [`InstanceSupplier::version`] themselves.
     pub fn build(mut self) -> LoadBalancer {
+        #[cfg(feature = "config")]
+        properties::wrap_suppliers(&mut self);
         self.defaults.hooks = Arc::from(self.hooks);
         let (shutdown, _) = tokio::sync::watch::channel(());
         let lb = LoadBalancer {

@@ -27,6 +27,7 @@ pub struct HealthCheckSupplier {
 struct Inner {
     source: Arc<dyn InstanceSupplier>,
     path: String,
+    initial_delay: Duration,
     interval: Duration,
     timeout: Duration,
     panic_threshold: f64,
@@ -50,6 +51,7 @@ impl std::fmt::Debug for HealthCheckSupplier {
 #[must_use]
 pub struct HealthCheckOptions {
     path: String,
+    initial_delay: Duration,
     interval: Duration,
     timeout: Duration,
     panic_threshold: f64,
@@ -59,6 +61,7 @@ impl Default for HealthCheckOptions {
     fn default() -> Self {
         HealthCheckOptions {
             path: "/actuator/health".to_owned(),
+            initial_delay: Duration::ZERO,
             interval: Duration::from_secs(25),
             timeout: Duration::from_secs(5),
             panic_threshold: 0.5,
@@ -80,6 +83,13 @@ impl HealthCheckOptions {
         } else {
             format!("/{path}")
         };
+        self
+    }
+
+    /// Time before the first check, while every instance counts as healthy (Spring's
+    /// `health-check.initial-delay`; default 0).
+    pub fn initial_delay(mut self, delay: Duration) -> Self {
+        self.initial_delay = delay;
         self
     }
 
@@ -118,6 +128,7 @@ impl HealthCheckSupplier {
         let inner = Arc::new(Inner {
             source,
             path: options.path,
+            initial_delay: options.initial_delay,
             interval: options.interval,
             timeout: options.timeout,
             panic_threshold: options.panic_threshold,
@@ -144,6 +155,13 @@ async fn check_loop(weak: Weak<Inner>) {
             return;
         }
     };
+    let initial_delay = match weak.upgrade() {
+        Some(inner) => inner.initial_delay,
+        None => return,
+    };
+    if !initial_delay.is_zero() {
+        tokio::time::sleep(initial_delay).await;
+    }
     loop {
         let Some(inner) = weak.upgrade() else { return };
         let interval = inner.interval;

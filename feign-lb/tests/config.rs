@@ -1,0 +1,310 @@
+//! `Builder::config`: Spring Cloud LoadBalancer's properties from real files decide how the
+//! balancer picks, retries and health-checks against loopback backends; wrong keys and values
+//! are errors naming the key and the file.
+
+mod support;
+
+use std::collections::HashMap;
+use std::io::Write;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use feign_config::Config;
+use feign_core::{ChooseRequest, Chosen, Resolver};
+use feign_lb::{LoadBalancer, Policy, ServiceInstance, SlowStart, StaticSupplier};
+use http::{HeaderMap, HeaderValue, Method};
+use support::{client, Backend, Mode};
+
+/// A directory under the system temp dir, removed on drop.
+struct TempDir(PathBuf);
+
+impl TempDir {
+    fn new(tag: &str) -> TempDir {
+        static COUNTER: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let n = COUNTER.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        let dir =
+            std::env::temp_dir().join(format!("feign-lb-config-{tag}-{}-{n}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        TempDir(dir)
+    }
+
+    fn write(&self, name: &str, text: &str) -> PathBuf {
+        let path = self.0.join(name);
+        std::fs::File::create(&path)
+            .unwrap()
+            .write_all(text.as_bytes())
+            .unwrap();
+        path
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn instance(service: &str, port: u16, zone: &str) -> ServiceInstance {
+    ServiceInstance::new(service, "127.0.0.1", port)
+        .with_instance_id(format!("{service}-{port}"))
+        .with_metadata("zone", zone)
+}
+
+fn choose(lb: &LoadBalancer, service: &str, headers: &HeaderMap) -> Chosen {
+    let request = ChooseRequest::new(service, "Svc#get", &Method::GET, headers);
+    lb.choose(&request).expect("an instance")
+}
+
+/// Picks `n` times; counts by instance id.
+fn shares(lb: &LoadBalancer, service: &str, n: usize) -> HashMap<String, usize> {
+    let mut counts = HashMap::new();
+    for _ in 0..n {
+        let chosen = choose(lb, service, &HeaderMap::new());
+        *counts.entry(chosen.instance_id.to_string()).or_default() += 1;
+    }
+    counts
+}
+
+const APPLICATION_YML: &str = r#"
+spring:
+  cloud:
+    loadbalancer:
+      zone: zone-a
+      configurations: zone-preference
+      clients:
+        weighted-svc:
+          configurations: weighted
+        sticky-svc:
+          configurations: request-based-sticky-session
+          sticky-session:
+            instance-id-cookie-name: which
+feign:
+  loadbalancer:
+    clients:
+      random-svc:
+        policy: random
+"#;
+
+#[tokio::test]
+async fn a_configured_balancer_picks_as_the_file_says() {
+    let dir = TempDir::new("picks");
+    let path = dir.write("application.yml", APPLICATION_YML);
+    let config = Config::from_file(&path).unwrap();
+    let supplier = StaticSupplier::empty()
+        .with_instances(
+            "order-service",
+            vec![
+                instance("order-service", 1001, "zone-a"),
+                instance("order-service", 1002, "zone-b"),
+                instance("order-service", 1003, "zone-a"),
+            ],
+        )
+        .with_instances(
+            "weighted-svc",
+            vec![
+                instance("weighted-svc", 2001, "zone-b").with_metadata("weight", "3"),
+                instance("weighted-svc", 2002, "zone-a"),
+            ],
+        )
+        .with_instances(
+            "sticky-svc",
+            vec![
+                instance("sticky-svc", 3001, "zone-a"),
+                instance("sticky-svc", 3002, "zone-a"),
+            ],
+        );
+    let lb = LoadBalancer::builder()
+        .supplier(supplier)
+        .slow_start(SlowStart::disabled())
+        .seed(7)
+        .config(&config)
+        .unwrap()
+        .build();
+
+    // zone-preference with zone-a: never the zone-b instance, both zone-a ones in turn.
+    let counts = shares(&lb, "order-service", 100);
+    assert_eq!(counts.get("order-service-1002"), None, "{counts:?}");
+    assert_eq!(counts["order-service-1001"], 50, "{counts:?}");
+    assert_eq!(counts["order-service-1003"], 50, "{counts:?}");
+
+    // The client's own preset replaces zone-preference: weights 3:1 across zones.
+    let counts = shares(&lb, "weighted-svc", 400);
+    assert_eq!(counts["weighted-svc-2001"], 300, "{counts:?}");
+    assert_eq!(counts["weighted-svc-2002"], 100, "{counts:?}");
+
+    // Sticky sessions by the configured cookie name.
+    let mut headers = HeaderMap::new();
+    headers.insert("cookie", HeaderValue::from_static("which=sticky-svc-3002"));
+    for _ in 0..10 {
+        assert_eq!(
+            &*choose(&lb, "sticky-svc", &headers).instance_id,
+            "sticky-svc-3002"
+        );
+    }
+}
+
+#[tokio::test]
+async fn retry_settings_from_the_file_decide_the_attempts() {
+    let backends: Vec<Backend> = (0..3).map(|_| Backend::start()).collect();
+    for backend in &backends {
+        backend.set_mode(Mode::Unavailable);
+    }
+    let urls: Vec<String> = backends.iter().map(Backend::url).collect();
+    let hits = || backends.iter().map(Backend::hits).sum::<usize>();
+
+    let dir = TempDir::new("retry");
+    let path = dir.write(
+        "application.properties",
+        "spring.cloud.loadbalancer.retry.max-retries-on-next-service-instance=2\n\
+         spring.cloud.loadbalancer.retry.retryable-status-codes=503\n\
+         spring.cloud.loadbalancer.clients.order-service.retry.maxRetriesOnSameServiceInstance=1\n",
+    );
+    let lb = LoadBalancer::builder()
+        .supplier(StaticSupplier::new("order-service", &urls))
+        .config(&Config::from_file(&path).unwrap())
+        .unwrap()
+        .build();
+    let orders = client(&lb, Duration::from_secs(5));
+    let err = orders.get_order(1).await.unwrap_err();
+    assert_eq!(err.status(), Some(http::StatusCode::SERVICE_UNAVAILABLE));
+    // One retry on the same instance, on each of three instances: six attempts.
+    assert_eq!(hits(), 6);
+
+    let lb = LoadBalancer::builder()
+        .supplier(StaticSupplier::new("order-service", &urls))
+        .config(
+            &Config::new().with_env_vars([("SPRING_CLOUD_LOADBALANCER_RETRY_ENABLED", "false")]),
+        )
+        .unwrap()
+        .build();
+    client(&lb, Duration::from_secs(5))
+        .get_order(2)
+        .await
+        .unwrap_err();
+    assert_eq!(hits(), 7, "retries off: one attempt");
+}
+
+#[tokio::test]
+async fn health_checks_from_the_file_keep_failing_instances_out() {
+    let backends: Vec<Backend> = (0..3).map(|_| Backend::start()).collect();
+    backends[1].set_mode(Mode::Unavailable);
+    let urls: Vec<String> = backends.iter().map(Backend::url).collect();
+    let config = Config::from_yaml_str(
+        "spring.cloud.loadbalancer:\n  configurations: health-check\n  health-check:\n    interval: 50ms\n    path:\n      default: /health\n",
+        "application.yml",
+    )
+    .unwrap();
+    let lb = LoadBalancer::builder()
+        .config(&config)
+        .unwrap()
+        .supplier(StaticSupplier::new("order-service", &urls))
+        .build();
+    let sick = format!("127.0.0.1:{}", backends[1].addr.port());
+    let mut healthy = 0;
+    for _ in 0..200 {
+        healthy = lb.instance_states("order-service").len();
+        if healthy == 2 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(healthy, 2, "the failing instance is checked out");
+    for _ in 0..20 {
+        let chosen = choose(&lb, "order-service", &HeaderMap::new());
+        assert!(!chosen.base_url.contains(&sick), "{}", chosen.base_url);
+    }
+    assert!(
+        backends[1].log().iter().all(|(_, path)| path == "/health"),
+        "checks go to the configured path"
+    );
+}
+
+#[test]
+fn our_policy_key_and_code_defaults() {
+    let config = Config::new().set("feign.loadbalancer.policy", "least-request");
+    let lb = LoadBalancer::builder()
+        .policy(Policy::PeakEwma)
+        .config(&config)
+        .unwrap();
+    assert!(format!("{lb:?}").contains("LeastRequest"), "{lb:?}");
+    let lb = LoadBalancer::builder()
+        .policy(Policy::PeakEwma)
+        .config(&Config::new())
+        .unwrap();
+    assert!(
+        format!("{lb:?}").contains("PeakEwma"),
+        "code default kept: {lb:?}"
+    );
+}
+
+#[test]
+fn wrong_keys_and_values_are_errors_naming_key_and_file() {
+    let dir = TempDir::new("errors");
+    for (text, key, reason) in [
+        (
+            "spring.cloud.loadbalancer.retry.max-retries=2",
+            "spring.cloud.loadbalancer.retry.max-retries",
+            "unknown property",
+        ),
+        (
+            "spring.cloud.loadbalancer.clients.orders.healthcheck.intervall=5s",
+            "spring.cloud.loadbalancer.clients.orders.healthcheck.intervall",
+            "unknown property",
+        ),
+        (
+            "spring.cloud.loadbalancer.configurations=fastest",
+            "spring.cloud.loadbalancer.configurations",
+            "expected one of default, zone-preference",
+        ),
+        (
+            "spring.cloud.loadbalancer.configurations=zone-preference",
+            "spring.cloud.loadbalancer.configurations",
+            "needs spring.cloud.loadbalancer.zone",
+        ),
+        (
+            "spring.cloud.loadbalancer.retry.retryable-status-codes=503,abc",
+            "spring.cloud.loadbalancer.retry.retryable-status-codes",
+            "status codes",
+        ),
+        (
+            "spring.cloud.loadbalancer.retry.backoff.jitter=2",
+            "spring.cloud.loadbalancer.retry.backoff.jitter",
+            "from 0 to 1",
+        ),
+        (
+            "spring.cloud.loadbalancer.cache.ttl=forever",
+            "spring.cloud.loadbalancer.cache.ttl",
+            "expected a duration",
+        ),
+        (
+            "spring.cloud.loadbalancer.health-check.interval=0",
+            "spring.cloud.loadbalancer.health-check.interval",
+            "greater than zero",
+        ),
+        (
+            "feign.loadbalancer.policy=fastest",
+            "feign.loadbalancer.policy",
+            "round-robin",
+        ),
+        (
+            "feign.loadbalancer.clients.orders.zone=a",
+            "feign.loadbalancer.clients.orders.zone",
+            "unknown property",
+        ),
+        (
+            "spring.cloud.loadbalancer.retry.avoid-previous-instance=false",
+            "spring.cloud.loadbalancer.retry.avoid-previous-instance",
+            "always avoid",
+        ),
+    ] {
+        let path = dir.write("application.properties", text);
+        let config = Config::from_file(&path).unwrap();
+        let err = LoadBalancer::builder().config(&config).expect_err(text);
+        let message = err.to_string();
+        assert!(
+            message.starts_with(&format!("`{key}` in {}", path.display())),
+            "{text}: {message}"
+        );
+        assert!(message.contains(reason), "{text}: {message}");
+    }
+}
