@@ -157,10 +157,15 @@ impl Config {
         let depth = prefix.split('.').count();
         let mut latest: BTreeMap<&str, &Entry> = BTreeMap::new();
         for entry in &self.entries {
+            // The prefix itself counts unless it is an empty map (`loadbalancer:` with nothing
+            // under it).
             let inside = entry
                 .name
                 .strip_prefix(prefix.as_str())
-                .is_some_and(|rest| rest.is_empty() || rest.starts_with('.'));
+                .is_some_and(|rest| {
+                    rest.starts_with('.')
+                        || (rest.is_empty() && entry.value != Value::Scalar(String::new()))
+                });
             if inside {
                 latest.insert(&entry.name, entry);
             }

@@ -123,7 +123,7 @@ fn a_wrong_key_is_an_error_naming_it() {
             "eureka.client.registry-fetch-interval-seconds",
         ),
         (
-            "eureka.instance.prefer-ip-address=yes",
+            "eureka.instance.prefer-ip-address=maybe",
             "eureka.instance.prefer-ip-address",
         ),
         ("server.port=http", "server.port"),
@@ -153,7 +153,14 @@ fn a_wrong_key_is_an_error_naming_it() {
     .builder()
     .unwrap();
     assert!(SpringConfig::from_yaml_str("a: [b").is_err());
-    assert!(SpringConfig::from_properties_str("no separator here").is_err());
+    assert!(SpringConfig::from_properties_str("=no key").is_err());
+    assert!(SpringConfig::from_properties_str("bad.escape=\\u12").is_err());
+    // `key value` is a Java properties line, as in Spring.
+    let spaced = SpringConfig::from_properties_str("eureka.instance.hostname h.internal").unwrap();
+    assert_eq!(
+        spaced.get("eureka.instance.hostname").as_deref(),
+        Some("h.internal")
+    );
 }
 
 #[tokio::test(flavor = "current_thread", start_paused = true)]
@@ -215,4 +222,40 @@ fn discovery_only_without_an_application_name() {
         .builder()
         .unwrap();
     assert!(format!("{builder:?}").contains("instance: None"));
+}
+
+#[test]
+fn errors_name_the_key_and_the_file_of_a_shared_config() {
+    let path = std::env::temp_dir().join(format!(
+        "feign-eureka-config-{}-application.yml",
+        std::process::id()
+    ));
+    std::fs::write(
+        &path,
+        "spring.cloud.loadbalancer.zone: zone-a\neureka:\n  instance:\n    lease-renewal-interval-in-seconds: often\n",
+    )
+    .unwrap();
+    let config = feign_config::Config::from_file(&path);
+    std::fs::remove_file(&path).unwrap();
+    let err = SpringConfig::from_config(config.unwrap())
+        .builder()
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("`eureka.instance.lease-renewal-interval-in-seconds`"),
+        "{err}"
+    );
+    assert!(err.contains(&path.display().to_string()), "{err}");
+    let env_err = SpringConfig::new()
+        .merge_env_vars([(
+            "EUREKA_CLIENT_FETCHREGISTRY".to_owned(),
+            "perhaps".to_owned(),
+        )])
+        .builder()
+        .unwrap_err()
+        .to_string();
+    assert!(
+        env_err.contains("environment variable EUREKA_CLIENT_FETCHREGISTRY"),
+        "{env_err}"
+    );
 }

@@ -24,10 +24,12 @@ pub enum Error {
     #[error("invalid instance configuration: {0}")]
     InvalidInstance(String),
     /// A configuration key that is unknown or has an unusable value.
-    #[error("invalid configuration key `{key}`: {reason}")]
+    #[error("invalid configuration key `{key}` in {origin}: {reason}")]
     Config {
         /// The key as written in the file or environment.
         key: String,
+        /// The file (or `environment variable NAME`, or `code`) it came from.
+        origin: String,
         /// What is wrong with it.
         reason: String,
     },
@@ -44,4 +46,21 @@ pub enum Error {
     /// The HTTP client could not be built.
     #[error("cannot build the http client: {0}")]
     HttpClient(String),
+}
+
+impl From<feign_config::ConfigError> for Error {
+    fn from(error: feign_config::ConfigError) -> Self {
+        match error {
+            feign_config::ConfigError::Property {
+                key,
+                origin,
+                reason,
+            } => Error::Config {
+                key,
+                origin,
+                reason,
+            },
+            other => Error::ConfigFile(other.to_string()),
+        }
+    }
 }

@@ -26,13 +26,17 @@
 //! | `eureka.instance.home-page-url`, `status-page-url`, `status-page-url-path`, `health-check-url`, `health-check-url-path` | URLs |
 //! | `eureka.instance.initial-status` | initial status |
 //!
-//! Names follow Spring's relaxed binding: `service-url`, `serviceUrl` and `service_url` are the
-//! same key. Environment variables use Spring's form: upper case, `.` → `_`, dashes removed
-//! (`EUREKA_CLIENT_SERVICEURL_DEFAULTZONE`, `EUREKA_CLIENT_REGISTRYFETCHINTERVALSECONDS`,
-//! `EUREKA_INSTANCE_METADATAMAP_ZONE`, `SPRING_APPLICATION_NAME`, `SERVER_PORT`). Simple
-//! `${key}` and `${key:default}` placeholders are resolved. Keys outside `eureka.` are ignored
-//! (an `application.yml` holds much else), as are `eureka.server.*` and `eureka.dashboard.*`
-//! (registry settings); any other `eureka.` key that is not in the table is an error naming it.
+//! Properties come from [`feign_config`], the property source shared with feign-core and
+//! feign-lb: names follow Spring's relaxed binding (`service-url`, `serviceUrl` and
+//! `service_url` are the same key), environment variables use Spring's form (upper case,
+//! `.` → `_`, dashes removed: `EUREKA_CLIENT_SERVICEURL_DEFAULTZONE`,
+//! `EUREKA_CLIENT_REGISTRYFETCHINTERVALSECONDS`, `EUREKA_INSTANCE_METADATAMAP_ZONE`,
+//! `SPRING_APPLICATION_NAME`, `SERVER_PORT`), and `${key}` / `${key:default}` placeholders
+//! are resolved (one with neither a value nor a default is an error). Keys outside `eureka.`
+//! are ignored (an `application.yml` holds much else), as are `eureka.server.*` and
+//! `eureka.dashboard.*` (registry settings); any other `eureka.` key that is not in the table
+//! is an error naming it and the file (or environment variable) it came from. `…-seconds`
+//! properties take whole seconds, or a Spring duration such as `30s` or `PT30S`.
 //!
 //! ```
 //! use feign_eureka::SpringConfig;
@@ -69,80 +73,24 @@ use std::path::Path;
 use std::str::FromStr;
 use std::time::Duration;
 
+use feign_config::{Config, ConfigError, DurationUnit, Property};
+
 use crate::model::InstanceStatus;
 use crate::{Error, EurekaClientBuilder, InstanceConfig};
 
 /// A set of Spring-style properties, turned into a client builder by [`SpringConfig::builder`].
 ///
 /// Later sources override earlier ones: `SpringConfig::from_file(path)?.merge_env()` lets the
-/// environment win over the file, as in Spring.
+/// environment win over the file, as in Spring. [`SpringConfig::from_config`] takes the
+/// [`Config`] an application already loaded for its clients and balancer.
 #[derive(Clone, Debug, Default)]
 pub struct SpringConfig {
-    /// `(key, value)` in the order they were read; later entries override earlier ones.
-    values: Vec<(String, String)>,
+    config: Config,
 }
 
-/// A key reduced for relaxed comparison: lower case, `-` and `_` removed.
-fn relaxed(key: &str) -> String {
-    key.chars()
-        .filter(|c| *c != '-' && *c != '_')
-        .flat_map(char::to_lowercase)
-        .collect()
-}
-
-fn config_error(key: &str, reason: impl Into<String>) -> Error {
-    Error::Config {
-        key: key.to_owned(),
-        reason: reason.into(),
-    }
-}
-
-fn flatten(prefix: &str, value: &serde_yaml::Value, out: &mut Vec<(String, String)>) {
-    use serde_yaml::Value;
-    let join = |k: &str| {
-        if prefix.is_empty() {
-            k.to_owned()
-        } else {
-            format!("{prefix}.{k}")
-        }
-    };
-    match value {
-        Value::Mapping(map) => {
-            for (k, v) in map {
-                let key = match k {
-                    Value::String(s) => s.clone(),
-                    Value::Number(n) => n.to_string(),
-                    Value::Bool(b) => b.to_string(),
-                    _ => continue,
-                };
-                flatten(&join(&key), v, out);
-            }
-        }
-        Value::Sequence(items) => {
-            let parts: Vec<String> = items
-                .iter()
-                .filter_map(|v| match v {
-                    Value::String(s) => Some(s.clone()),
-                    Value::Number(n) => Some(n.to_string()),
-                    Value::Bool(b) => Some(b.to_string()),
-                    _ => None,
-                })
-                .collect();
-            out.push((prefix.to_owned(), parts.join(",")));
-        }
-        Value::String(s) => {
-            out.push((prefix.to_owned(), s.clone()));
-        }
-        Value::Number(n) => {
-            out.push((prefix.to_owned(), n.to_string()));
-        }
-        Value::Bool(b) => {
-            out.push((prefix.to_owned(), b.to_string()));
-        }
-        Value::Null => {
-            out.push((prefix.to_owned(), String::new()));
-        }
-        Value::Tagged(tagged) => flatten(prefix, &tagged.value, out),
+impl From<Config> for SpringConfig {
+    fn from(config: Config) -> Self {
+        SpringConfig { config }
     }
 }
 
@@ -152,239 +100,148 @@ impl SpringConfig {
         SpringConfig::default()
     }
 
-    /// Reads an `application.yml` document.
-    pub fn from_yaml_str(yaml: &str) -> Result<Self, Error> {
-        let value: serde_yaml::Value =
-            serde_yaml::from_str(yaml).map_err(|e| Error::ConfigFile(e.to_string()))?;
-        let mut values = Vec::new();
-        if !value.is_null() {
-            flatten("", &value, &mut values);
-        }
-        Ok(SpringConfig { values })
+    /// These properties from a shared [`Config`] (e.g. [`Config::load`]).
+    pub fn from_config(config: Config) -> Self {
+        SpringConfig { config }
     }
 
-    /// Reads an `application.properties` document (`key=value` or `key: value` lines; `#` and
-    /// `!` start comments; no line continuations).
+    /// The properties, to hand to other binders.
+    pub fn as_config(&self) -> &Config {
+        &self.config
+    }
+
+    /// Reads an `application.yml` document (named `YAML text` in errors).
+    pub fn from_yaml_str(yaml: &str) -> Result<Self, Error> {
+        Ok(Config::from_yaml_str(yaml, "YAML text")?.into())
+    }
+
+    /// Reads an `application.properties` document (`key=value`, `key: value` or `key value`
+    /// lines; `#` and `!` start comments; `\` continues a line), named `properties text` in
+    /// errors.
     pub fn from_properties_str(text: &str) -> Result<Self, Error> {
-        let mut values = Vec::new();
-        for (n, line) in text.lines().enumerate() {
-            let line = line.trim();
-            if line.is_empty() || line.starts_with('#') || line.starts_with('!') {
-                continue;
-            }
-            let Some(split) = line.find(['=', ':']) else {
-                return Err(Error::ConfigFile(format!(
-                    "line {}: expected `key=value`",
-                    n + 1
-                )));
-            };
-            let (key, value) = (line[..split].trim(), line[split + 1..].trim());
-            if key.is_empty() {
-                return Err(Error::ConfigFile(format!("line {}: empty key", n + 1)));
-            }
-            values.push((key.to_owned(), value.to_owned()));
-        }
-        Ok(SpringConfig { values })
+        Ok(Config::from_properties_str(text, "properties text")?.into())
     }
 
     /// Reads a file: YAML for `.yml`/`.yaml`, properties otherwise.
     pub fn from_file(path: impl AsRef<Path>) -> Result<Self, Error> {
-        let path = path.as_ref();
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| Error::ConfigFile(format!("{}: {e}", path.display())))?;
-        match path.extension().and_then(|e| e.to_str()) {
-            Some("yml" | "yaml") => Self::from_yaml_str(&text),
-            _ => Self::from_properties_str(&text),
-        }
+        Ok(Config::from_file(path)?.into())
     }
 
     /// Sets one property (overriding an earlier value).
     #[must_use]
-    pub fn set(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
-        self.values.push((key.into(), value.into()));
-        self
+    pub fn set(self, key: impl Into<String>, value: impl Into<String>) -> Self {
+        self.config.set(key, value).into()
     }
 
-    /// Adds the process environment's `EUREKA_*`, `SPRING_APPLICATION_NAME` and `SERVER_PORT`
-    /// variables, overriding earlier values.
+    /// Adds the process environment over the properties so far.
     #[must_use]
     pub fn merge_env(self) -> Self {
-        self.merge_env_vars(std::env::vars())
+        self.config.with_env().into()
     }
 
     /// Like [`SpringConfig::merge_env`], from the given variables.
     #[must_use]
-    pub fn merge_env_vars<I: IntoIterator<Item = (String, String)>>(mut self, vars: I) -> Self {
-        for (name, value) in vars {
-            let relevant = name.starts_with("EUREKA_")
-                || name == "SPRING_APPLICATION_NAME"
-                || name == "SERVER_PORT";
-            if relevant {
-                self.values
-                    .push((name.to_ascii_lowercase().replace('_', "."), value));
-            }
-        }
-        self
+    pub fn merge_env_vars<I: IntoIterator<Item = (String, String)>>(self, vars: I) -> Self {
+        self.config.with_env_vars(vars).into()
     }
 
-    /// The value of a property (relaxed name comparison, placeholders resolved).
+    /// The value of a property (relaxed name comparison, placeholders resolved); `None` when
+    /// it is not set or a placeholder in it has no value.
     pub fn get(&self, key: &str) -> Option<String> {
-        let wanted = relaxed(key);
-        self.values
-            .iter()
-            .rev()
-            .find(|(k, _)| relaxed(k) == wanted)
-            .map(|(_, v)| self.resolve(v))
-    }
-
-    /// Resolves `${key}` and `${key:default}` placeholders (a few levels deep).
-    fn resolve(&self, value: &str) -> String {
-        let mut out = value.to_owned();
-        for _ in 0..8 {
-            let Some(start) = out.find("${") else { break };
-            let Some(len) = out[start..].find('}') else {
-                break;
-            };
-            let inner = &out[start + 2..start + len];
-            let (key, default) = match inner.split_once(':') {
-                Some((k, d)) => (k, Some(d)),
-                None => (inner, None),
-            };
-            let wanted = relaxed(key);
-            let found = self
-                .values
-                .iter()
-                .rev()
-                .find(|(k, _)| relaxed(k) == wanted)
-                .map(|(_, v)| v.clone());
-            let replacement = found.or(default.map(str::to_owned)).unwrap_or_default();
-            out.replace_range(start..start + len + 1, &replacement);
-        }
-        out
+        self.config.get(key).ok().flatten().map(|p| p.as_str())
     }
 
     /// Builds a client builder from these properties; an unknown `eureka.` key or a value
-    /// that does not parse is an error naming the key.
+    /// that does not parse is an error naming the key and its file.
     pub fn builder(&self) -> Result<EurekaClientBuilder, Error> {
         let mut builder = EurekaClientBuilder::default();
         let mut instance = InstanceSettings::default();
         let mut register: Option<bool> = None;
-        let mut latest: BTreeMap<String, (&str, &str)> = BTreeMap::new();
-        for (key, value) in &self.values {
-            latest.insert(relaxed(key), (key, value));
+        let mut register_key: Option<Property> = None;
+        if let Some(name) = self.config.get("spring.application.name")? {
+            instance.app_name = Some(name.as_str());
         }
-        for (key, raw) in latest.into_values() {
-            let value = self.resolve(raw);
-            let lower = relaxed(key);
-            let segments: Vec<&str> = key.split('.').collect();
-            let rest = |n: usize| segments.get(n..).map(|s| s.join(".")).unwrap_or_default();
-            let parse_bool = |v: &str| {
-                bool::from_str(v.trim())
-                    .map_err(|_| config_error(key, format!("expected true or false, got {v:?}")))
-            };
-            let parse_secs = |v: &str| {
-                v.trim()
-                    .parse::<u64>()
-                    .map(Duration::from_secs)
-                    .map_err(|_| config_error(key, format!("expected whole seconds, got {v:?}")))
-            };
-            let parse_u32 = |v: &str| {
-                v.trim()
-                    .parse::<u32>()
-                    .map_err(|_| config_error(key, format!("expected a number, got {v:?}")))
-            };
-            let parse_port = |v: &str| {
-                v.trim()
-                    .parse::<u16>()
-                    .map_err(|_| config_error(key, format!("expected a port, got {v:?}")))
-            };
-
-            if lower == "spring.application.name" {
-                instance.app_name = Some(value);
+        if let Some(port) = self.config.get("server.port")? {
+            instance.server_port = Some(port.as_number::<u16>()?);
+        }
+        for property in self.config.section("eureka")? {
+            let lower = property.name().to_owned();
+            let value = property.as_str();
+            let secs = |p: &Property| p.as_duration(DurationUnit::Seconds);
+            if lower.starts_with("eureka.server.") || lower.starts_with("eureka.dashboard.") {
                 continue;
             }
-            if lower == "server.port" {
-                instance.server_port = Some(parse_port(&value)?);
-                continue;
-            }
-            if !lower.starts_with("eureka.")
-                || lower.starts_with("eureka.server.")
-                || lower.starts_with("eureka.dashboard.")
-            {
-                continue;
-            }
-            if lower.starts_with("eureka.client.serviceurl.") && segments.len() > 3 {
-                let zone = rest(3);
-                let urls: Vec<&str> = value
-                    .split(',')
-                    .map(str::trim)
-                    .filter(|u| !u.is_empty())
-                    .collect();
+            if lower.starts_with("eureka.client.serviceurl.") {
+                let zone = property.rest_as_written(2);
+                let urls = property.as_list();
                 if urls.is_empty() {
-                    return Err(config_error(key, "no url"));
+                    return Err(property.error("no url").into());
                 }
                 builder = builder.zone_service_urls(&zone, urls);
                 continue;
             }
-            if lower.starts_with("eureka.client.availabilityzones.") && segments.len() > 3 {
-                if let Some(first) = value.split(',').map(str::trim).find(|z| !z.is_empty()) {
-                    instance.availability_zone = Some(first.to_owned());
+            if lower.starts_with("eureka.client.availabilityzones.") {
+                if let Some(first) = property.as_list().into_iter().next() {
+                    instance.availability_zone = Some(first);
                 }
                 continue;
             }
-            if lower.starts_with("eureka.instance.metadatamap.") && segments.len() > 3 {
-                instance.metadata.insert(rest(3), value);
+            if lower.starts_with("eureka.instance.metadatamap.") {
+                instance.metadata.insert(property.rest_as_written(2), value);
                 continue;
             }
             match lower.as_str() {
-                "eureka.client.registerwitheureka" => register = Some(parse_bool(&value)?),
+                "eureka.client.registerwitheureka" => {
+                    register = Some(property.as_bool()?);
+                    register_key = Some(property.clone());
+                }
                 "eureka.client.fetchregistry" => {
-                    builder = builder.fetch_registry(parse_bool(&value)?)
+                    builder = builder.fetch_registry(property.as_bool()?)
                 }
                 "eureka.client.registryfetchintervalseconds" => {
-                    builder = builder.registry_fetch_interval(parse_secs(&value)?)
+                    builder = builder.registry_fetch_interval(secs(&property)?)
                 }
                 "eureka.client.disabledelta" => {
-                    builder = builder.disable_delta(parse_bool(&value)?)
+                    builder = builder.disable_delta(property.as_bool()?)
                 }
                 "eureka.client.filteronlyupinstances" => {
-                    builder = builder.filter_only_up_instances(parse_bool(&value)?)
+                    builder = builder.filter_only_up_instances(property.as_bool()?)
                 }
                 "eureka.client.eurekaserverconnecttimeoutseconds" => {
-                    builder = builder.connect_timeout(parse_secs(&value)?)
+                    builder = builder.connect_timeout(secs(&property)?)
                 }
                 "eureka.client.eurekaserverreadtimeoutseconds" => {
-                    builder = builder.read_timeout(parse_secs(&value)?)
+                    builder = builder.read_timeout(secs(&property)?)
                 }
                 "eureka.client.heartbeatexecutorexponentialbackoffbound"
                 | "eureka.client.cacherefreshexecutorexponentialbackoffbound" => {
-                    builder = builder.backoff_bound(parse_u32(&value)?)
+                    builder = builder.backoff_bound(property.as_number::<u32>()?)
                 }
                 "eureka.client.shouldenforcefetchregistryatinit" => {
-                    builder = builder.enforce_fetch_at_init(parse_bool(&value)?)
+                    builder = builder.enforce_fetch_at_init(property.as_bool()?)
                 }
                 "eureka.client.prefersameeureka" | "eureka.client.prefersamezoneeureka" => {
-                    parse_bool(&value)?;
+                    property.as_bool()?;
                 }
                 "eureka.client.region" => {}
                 "eureka.instance.appname" => instance.app_name = Some(value),
-                "eureka.instance.nonsecureport" => instance.port = Some(parse_port(&value)?),
+                "eureka.instance.nonsecureport" => instance.port = Some(property.as_number()?),
                 "eureka.instance.nonsecureportenabled" => {
-                    instance.port_enabled = Some(parse_bool(&value)?)
+                    instance.port_enabled = Some(property.as_bool()?)
                 }
-                "eureka.instance.secureport" => instance.secure_port = Some(parse_port(&value)?),
+                "eureka.instance.secureport" => instance.secure_port = Some(property.as_number()?),
                 "eureka.instance.secureportenabled" => {
-                    instance.secure_port_enabled = Some(parse_bool(&value)?)
+                    instance.secure_port_enabled = Some(property.as_bool()?)
                 }
                 "eureka.instance.hostname" => instance.host_name = Some(value),
                 "eureka.instance.ipaddress" => instance.ip_address = Some(value),
-                "eureka.instance.preferipaddress" => instance.prefer_ip = Some(parse_bool(&value)?),
+                "eureka.instance.preferipaddress" => instance.prefer_ip = Some(property.as_bool()?),
                 "eureka.instance.instanceid" => instance.instance_id = Some(value),
                 "eureka.instance.leaserenewalintervalinseconds" => {
-                    instance.renewal = Some(parse_secs(&value)?)
+                    instance.renewal = Some(secs(&property)?)
                 }
                 "eureka.instance.leaseexpirationdurationinseconds" => {
-                    instance.expiration = Some(parse_secs(&value)?)
+                    instance.expiration = Some(secs(&property)?)
                 }
                 "eureka.instance.virtualhostname" => instance.vip = Some(value),
                 "eureka.instance.securevirtualhostname" => instance.secure_vip = Some(value),
@@ -396,10 +253,10 @@ impl SpringConfig {
                 "eureka.instance.initialstatus" => {
                     instance.initial_status = Some(
                         InstanceStatus::from_str(value.trim())
-                            .map_err(|e| config_error(key, e.to_string()))?,
+                            .map_err(|e| property.error(e.to_string()))?,
                     )
                 }
-                _ => return Err(config_error(key, "unknown eureka property")),
+                _ => return Err(unknown(&property).into()),
             }
         }
         if let Some(zone) = &instance.availability_zone {
@@ -409,15 +266,21 @@ impl SpringConfig {
             (Some(false), _) => {}
             (_, Some(name)) => builder = builder.instance(instance.into_config(&name)),
             (Some(true), None) => {
-                return Err(config_error(
-                    "eureka.client.register-with-eureka",
-                    "registration needs spring.application.name or eureka.instance.appname",
-                ))
+                let reason =
+                    "registration needs spring.application.name or eureka.instance.appname";
+                return Err(match register_key {
+                    Some(property) => property.error(reason).into(),
+                    None => Error::ConfigFile(reason.to_owned()),
+                });
             }
             (None, None) => {}
         }
         Ok(builder)
     }
+}
+
+fn unknown(property: &Property) -> ConfigError {
+    property.error("unknown eureka property")
 }
 
 #[derive(Default)]
