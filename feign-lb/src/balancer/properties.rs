@@ -163,10 +163,11 @@ fn check_key(property: &Property, key: &str) -> Result<(), ConfigError> {
     }
 }
 
+/// Per-client policies by relaxed name: the name as written and the property.
+type ClientPolicies = BTreeMap<String, (String, Property)>;
+
 /// Our policy section: only `policy`, top level or per client.
-fn read_policies(
-    config: &Config,
-) -> Result<(Option<Property>, BTreeMap<String, (String, Property)>), ConfigError> {
+fn read_policies(config: &Config) -> Result<(Option<Property>, ClientPolicies), ConfigError> {
     let mut top = None;
     let mut clients = BTreeMap::new();
     for property in config.section(OURS)? {
@@ -228,7 +229,8 @@ fn bind(
             .policy(policy);
     }
     let mut layer = Layer::default();
-    let preset = match view.get("configurations") {
+    let configurations = view.get("configurations");
+    let preset = match configurations {
         Some(p) => p.as_choice(&[
             ("default", Preset::Default),
             ("zone-preference", Preset::ZonePreference),
@@ -239,17 +241,14 @@ fn bind(
         ])?,
         None => Preset::Default,
     };
+    if let (Preset::ZonePreference, Some(p)) = (preset, configurations) {
+        let zone = view
+            .get("zone")
+            .ok_or_else(|| p.error("zone-preference needs spring.cloud.loadbalancer.zone"))?;
+        out = out.zone_preference(ZonePreference::new(zone.as_non_empty()?));
+    }
     match preset {
-        Preset::Default => {}
-        Preset::ZonePreference => {
-            let Some(zone) = view.get("zone") else {
-                return Err(view
-                    .get("configurations")
-                    .map(|p| p.error("zone-preference needs spring.cloud.loadbalancer.zone"))
-                    .unwrap_or_else(|| unreachable_error()));
-            };
-            out = out.zone_preference(ZonePreference::new(zone.as_non_empty()?));
-        }
+        Preset::Default | Preset::ZonePreference => {}
         Preset::HealthCheck => {
             let mut options = HealthCheckOptions::new();
             if let Some(p) = view.get("healthcheck.initialdelay") {
@@ -322,15 +321,6 @@ fn bind(
         out = out.retry(retry);
     }
     Ok((out, layer))
-}
-
-/// Never reached: `configurations` was read just before.
-fn unreachable_error() -> ConfigError {
-    ConfigError::Property {
-        key: format!("{SPRING}.configurations"),
-        origin: "code".to_owned(),
-        reason: "zone-preference needs a zone".to_owned(),
-    }
 }
 
 /// `retry.*` over `base`, or `None` when no retry key is set.
