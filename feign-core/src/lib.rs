@@ -84,6 +84,33 @@
 //! [`Error::method_key`], [`Error::url`] (secrets removed). A user's [`ErrorDecoder`] can hand
 //! callers their own type through [`Error::custom`] and [`Error::downcast_ref`].
 //!
+//! # Configuration
+//!
+//! With the `config` feature, [`Builder::config`] reads OpenFeign's Spring properties from a
+//! [`config::Config`] (`application.yml`, `application.properties`, the environment):
+//! `spring.cloud.openfeign.client.config.default.*`, then
+//! `spring.cloud.openfeign.client.config.<service>.*` for the service the client was declared
+//! with; the older `feign.client.config.*` names are read too and lose to the newer ones. File
+//! values override what the builder was given before `config`; setters after it override the
+//! file.
+//!
+//! | property (under `config.<default or service>.`) | builder setting |
+//! |---|---|
+//! | `connect-timeout` (ms, or `5s`, `PT5S`) | [`Options::connect_timeout`] |
+//! | `read-timeout` (ms, or `5s`, `PT5S`) | [`Options::read_timeout`] |
+//! | `follow-redirects` | [`Options::follow_redirects`] |
+//! | `logger-level`: `NONE`, `BASIC`, `HEADERS`, `FULL` | [`Builder::log_level`] |
+//! | `default-request-headers.<name>`: a value or a list | [`Builder::default_header`] (replaces code defaults of that name) |
+//! | `default-query-parameters.<name>`: a value or a list | [`Builder::default_query_param`] (likewise) |
+//! | `retryer`: `feign.Retryer.Default` or `feign.Retryer.NEVER_RETRY` | [`Builder::retryer`] with [`Retryer::default`] or [`Retryer::never`] |
+//! | `dismiss404` | [`Builder::dismiss_404`] |
+//! | `url` | [`Builder::url`] |
+//!
+//! `spring.cloud.openfeign.client.default-config` renames the `default` section. Keys that
+//! name Java classes (`error-decoder`, `encoder`, `decoder`, `contract`, `request-interceptors`,
+//! `capabilities`, …), any other key under these prefixes, and values that do not parse are
+//! errors naming the key and its file.
+//!
 //! # Cargo features
 //!
 //! | Feature | Default | What it does |

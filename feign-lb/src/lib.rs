@@ -57,6 +57,39 @@
 //!
 //! Lifecycle hooks ([`LifecycleHook`]) and [`Counters`] are named after Spring's
 //! (`loadbalancer.requests.active|success|failed|discard`).
+//!
+//! # Configuration
+//!
+//! With the `config` feature (on by default), [`Builder::config`] reads Spring Cloud
+//! LoadBalancer's properties from a `feign_config::Config` (`application.yml`,
+//! `application.properties`, the environment): `spring.cloud.loadbalancer.*` for every service,
+//! then `spring.cloud.loadbalancer.clients.<service>.*` for one, each key inheriting the top
+//! level's; a service's own `configurations` replaces the top level's preset, as in Spring.
+//! File values override what the builder was given before `config`; setters after it override
+//! the file.
+//!
+//! | property | effect |
+//! |---|---|
+//! | `configurations` | Spring's presets: `default` (nothing more), `zone-preference` ([`ZonePreference`] on `zone`, which it needs), `health-check` ([`HealthCheckSupplier`] around the balancer's supplier, no cache), `request-based-sticky-session` ([`StickySession`]), `same-instance-preference`, `weighted` ([`Policy::Weighted`]) |
+//! | `zone` | the zone `zone-preference` keeps |
+//! | `health-check.initial-delay`, `.interval` (ms, or `25s`), `.path.<service>` / `.path.default` (empty: no checks for that service) | [`HealthCheckOptions`] |
+//! | `retry.enabled`, `.max-retries-on-same-service-instance`, `.max-retries-on-next-service-instance`, `.retryable-status-codes`, `.retry-on-all-operations`, `.avoid-previous-instance` (only `true`) | [`RetryConfig`] |
+//! | `retry.backoff.enabled`, `.min-backoff`, `.max-backoff`, `.jitter` | [`Backoff`] |
+//! | `cache.enabled`, `cache.ttl` | a [`CachingSupplier`] around the balancer's supplier when `ttl` is set (not with `health-check`); `cache.capacity` is checked and has no effect (one list per service is kept) |
+//! | `sticky-session.instance-id-cookie-name`, `.add-service-instance-cookie` (only `false`) | the sticky cookie |
+//! | `hint.<service>` / `hint.default`, `hint-header-name` | [`Hints`], on when either is set |
+//! | `feign.loadbalancer.policy`, `feign.loadbalancer.clients.<service>.policy` (ours: Spring picks policies by bean) | [`Policy`]: `round-robin`, `random`, `weighted`, `least-request`, `peak-ewma` |
+//!
+//! Health checks and caches wrap the supplier set on the builder (before or after `config`),
+//! and a service's own supplier when its `clients.<service>` section sets them. Any other key
+//! under these prefixes, and any value that does not parse, is an error naming the key and its
+//! file.
+//!
+//! # Cargo features
+//!
+//! | Feature | Default | What it does |
+//! |---|---|---|
+//! | `config` | on | [`Builder::config`], through the feign-config crate |
 
 mod balancer;
 mod budget;

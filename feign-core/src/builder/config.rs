@@ -51,17 +51,8 @@ impl<C> Builder<C> {
     /// to the newer ones. Values from `config` override what was set on the builder before the
     /// call; setters called after it override `config`.
     ///
-    /// | property (under `config.<default or service>.`) | builder setting |
-    /// |---|---|
-    /// | `connect-timeout` (ms, or `5s`, `PT5S`) | [`Options::connect_timeout`](crate::Options::connect_timeout) |
-    /// | `read-timeout` (ms, or `5s`, `PT5S`) | [`Options::read_timeout`](crate::Options::read_timeout) |
-    /// | `follow-redirects` | [`Options::follow_redirects`](crate::Options::follow_redirects) |
-    /// | `logger-level`: `NONE`, `BASIC`, `HEADERS`, `FULL` | [`Builder::log_level`] |
-    /// | `default-request-headers.<name>`: a value or a list | [`Builder::default_header`] (replaces code defaults of that name) |
-    /// | `default-query-parameters.<name>`: a value or a list | [`Builder::default_query_param`] (likewise) |
-    /// | `retryer`: `feign.Retryer.Default` or `feign.Retryer.NEVER_RETRY` | [`Builder::retryer`] with [`Retryer::default`] or [`Retryer::never`] |
-    /// | `dismiss404` | [`Builder::dismiss_404`] |
-    /// | `url` | [`Builder::url`] |
+    /// The keys and the setters they drive are listed in the crate docs'
+    /// [Configuration](crate#configuration) table.
     ///
     /// `spring.cloud.openfeign.client.default-config` names the default section (default
     /// `default`). Properties that name Java classes (`error-decoder`, `encoder`,
