@@ -308,3 +308,86 @@ fn wrong_keys_and_values_are_errors_naming_key_and_file() {
         assert!(message.contains(reason), "{text}: {message}");
     }
 }
+
+#[tokio::test]
+async fn hints_same_instance_and_our_policy_key() {
+    let config = Config::from_yaml_str(
+        r#"
+spring.cloud.loadbalancer:
+  hint:
+    inventory: canary
+  hint-header-name: X-Route
+  clients:
+    same-svc:
+      configurations: same-instance-preference
+feign.loadbalancer.clients.random-svc.policy: random
+"#,
+        "application.yml",
+    )
+    .unwrap();
+    let two = |service: &str| {
+        vec![
+            instance(service, 1, "z").with_metadata("hint", "canary"),
+            instance(service, 2, "z").with_metadata("hint", "stable"),
+        ]
+    };
+    let lb = LoadBalancer::builder()
+        .supplier(
+            StaticSupplier::empty()
+                .with_instances("inventory", two("inventory"))
+                .with_instances("same-svc", two("same-svc"))
+                .with_instances("random-svc", two("random-svc"))
+                .with_instances("plain-svc", two("plain-svc")),
+        )
+        .slow_start(SlowStart::disabled())
+        .seed(3)
+        .config(&config)
+        .unwrap()
+        .build();
+
+    let counts = shares(&lb, "inventory", 10);
+    assert_eq!(
+        counts.get("inventory-1"),
+        Some(&10),
+        "hint.inventory: {counts:?}"
+    );
+    let mut headers = HeaderMap::new();
+    headers.insert("x-route", HeaderValue::from_static("stable"));
+    assert_eq!(
+        &*choose(&lb, "inventory", &headers).instance_id,
+        "inventory-2"
+    );
+    let counts = shares(&lb, "plain-svc", 10);
+    assert_eq!(counts.len(), 2, "no hint for other services: {counts:?}");
+
+    let first = choose(&lb, "same-svc", &HeaderMap::new()).instance_id;
+    for _ in 0..10 {
+        assert_eq!(
+            choose(&lb, "same-svc", &HeaderMap::new()).instance_id,
+            first
+        );
+    }
+
+    let picks: Vec<String> = (0..20)
+        .map(|_| {
+            choose(&lb, "random-svc", &HeaderMap::new())
+                .instance_id
+                .to_string()
+        })
+        .collect();
+    assert!(
+        picks.windows(2).any(|w| w[0] == w[1]),
+        "random, not round robin: {picks:?}"
+    );
+    let picks: Vec<String> = (0..20)
+        .map(|_| {
+            choose(&lb, "plain-svc", &HeaderMap::new())
+                .instance_id
+                .to_string()
+        })
+        .collect();
+    assert!(
+        picks.windows(2).all(|w| w[0] != w[1]),
+        "round robin: {picks:?}"
+    );
+}
