@@ -358,10 +358,17 @@ fn wrong_keys_and_values_are_errors_naming_key_and_file() {
         message.starts_with("`feign.client.config.order-service.readTimeout` in "),
         "{message}"
     );
-    // Another client's section is that client's business.
-    let _ = OrdersClient::builder()
-        .config(&Config::new().set("feign.client.config.billing.read-timeout", "250"))
-        .unwrap();
+    // Another client's section is checked, not applied.
+    let other = Config::new().set("feign.client.config.billing.read-timeout", "250");
+    let builder = OrdersClient::builder().config(&other).unwrap();
+    assert!(
+        format!("{builder:?}").contains("read_timeout: 60s"),
+        "{builder:?}"
+    );
+    let err = OrdersClient::builder()
+        .config(&Config::new().set("feign.client.config.billing.read-timeout", "soon"))
+        .unwrap_err();
+    assert_eq!(err.key(), Some("feign.client.config.billing.read-timeout"));
 }
 
 #[test]

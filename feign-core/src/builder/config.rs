@@ -1,6 +1,6 @@
 //! [`Builder::config`]: OpenFeign's Spring properties onto the builder (feature `config`).
 
-use feign_config::{Config, ConfigError, DurationUnit, Property};
+use feign_config::{relaxed, Config, ConfigError, DurationUnit, Property};
 
 use super::Builder;
 use crate::options::LogLevel;
@@ -54,6 +54,9 @@ impl<C> Builder<C> {
     /// The keys and the setters they drive are listed in the crate docs'
     /// [Configuration](crate#configuration) table.
     ///
+    /// The sections of other clients are checked as well (not applied), so a mistake in any of
+    /// them is reported by the first client configured.
+    ///
     /// `spring.cloud.openfeign.client.default-config` names the default section (default
     /// `default`). Properties that name Java classes (`error-decoder`, `encoder`,
     /// `request-interceptors`, …) and any other key under these prefixes are errors naming the
@@ -97,6 +100,21 @@ impl<C> Builder<C> {
                 let properties = config.section(&format!("{prefix}.config.{section}"))?;
                 for property in &properties {
                     self = self.apply(property, &mut headers, &mut query)?;
+                }
+            }
+        }
+        // Other clients' sections are checked too, so a mistake there is reported now and
+        // not when (or if) that client is built.
+        for prefix in PREFIXES {
+            let sections = format!("{prefix}.config");
+            for name in config.section_names(&sections) {
+                if name == relaxed(&default_name) || name == relaxed(self.meta.service) {
+                    continue;
+                }
+                let mut scratch = Builder::<C>::new(self.meta);
+                let (mut headers, mut query) = (Pairs::default(), Pairs::default());
+                for property in config.section(&format!("{sections}.{name}"))? {
+                    scratch = scratch.apply(&property, &mut headers, &mut query)?;
                 }
             }
         }
