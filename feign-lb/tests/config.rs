@@ -391,3 +391,41 @@ feign.loadbalancer.clients.random-svc.policy: random
         "round robin: {picks:?}"
     );
 }
+
+#[tokio::test]
+async fn health_checks_wait_for_the_initial_delay() {
+    let backends: Vec<Backend> = (0..3).map(|_| Backend::start()).collect();
+    backends[2].set_mode(Mode::Unavailable);
+    let urls: Vec<String> = backends.iter().map(Backend::url).collect();
+    let config = Config::new()
+        .set("spring.cloud.loadbalancer.configurations", "health-check")
+        .set("spring.cloud.loadbalancer.health-check.initial-delay", "3s")
+        .set("spring.cloud.loadbalancer.health-check.interval", "50")
+        .set(
+            "spring.cloud.loadbalancer.health-check.path.order-service",
+            "/ready",
+        );
+    let lb = LoadBalancer::builder()
+        .supplier(StaticSupplier::new("order-service", &urls))
+        .config(&config)
+        .unwrap()
+        .build();
+    assert_eq!(lb.instance_states("order-service").len(), 3);
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(
+        lb.instance_states("order-service").len(),
+        3,
+        "no check before the initial delay"
+    );
+    assert_eq!(backends[2].hits(), 0);
+    let mut listed = 3;
+    for _ in 0..500 {
+        listed = lb.instance_states("order-service").len();
+        if listed == 2 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(listed, 2, "checked after it");
+    assert!(backends[2].log().iter().all(|(_, path)| path == "/ready"));
+}
