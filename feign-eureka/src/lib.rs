@@ -82,6 +82,7 @@ pub mod model;
 pub mod server;
 
 pub use client::{
-    Error, EurekaClient, EurekaClientBuilder, EurekaSupplier, InstanceConfig, RegistryCache,
+    BackupRegistry, Error, EurekaClient, EurekaClientBuilder, EurekaSupplier, InstanceConfig,
+    RegistryCache,
 };
 pub use config::SpringConfig;
