@@ -146,6 +146,9 @@ fn member(
     ))
 }
 
+/// A delta's changes to one application, by instance id: the new member, or `None` to remove.
+type Changes = BTreeMap<String, Option<(Arc<str>, Member)>>;
+
 /// An application being assembled from a full listing.
 struct Assembly {
     service_id: Arc<str>,
@@ -232,8 +235,7 @@ impl Snapshot {
         policy: &RoutingPolicy,
     ) -> (Snapshot, Excluded) {
         let mut excluded = Excluded::new();
-        let mut touched: HashMap<String, BTreeMap<String, Option<(Arc<str>, Member)>>> =
-            HashMap::new();
+        let mut touched: HashMap<String, Changes> = HashMap::new();
         for app in delta.applications {
             for info in app.instances {
                 let app_name = if info.app.is_empty() {

@@ -33,6 +33,8 @@
 //! `${key}` and `${key:default}` placeholders are resolved. Keys outside `eureka.` are ignored
 //! (an `application.yml` holds much else), as are `eureka.server.*` and `eureka.dashboard.*`
 //! (registry settings); any other `eureka.` key that is not in the table is an error naming it.
+//! `eureka.client.backup-registry-impl` is an error too, saying why: it names a Java class, so a
+//! backup registry is given with [`EurekaClientBuilder::backup_registry`] instead.
 //!
 //! ```
 //! use feign_eureka::SpringConfig;
@@ -398,6 +400,13 @@ impl SpringConfig {
                         InstanceStatus::from_str(value.trim())
                             .map_err(|e| config_error(key, e.to_string()))?,
                     )
+                }
+                "eureka.client.backupregistryimpl" => {
+                    return Err(config_error(
+                        key,
+                        "names a Java class; give a BackupRegistry to \
+                         EurekaClientBuilder::backup_registry instead",
+                    ))
                 }
                 _ => return Err(config_error(key, "unknown eureka property")),
             }
