@@ -428,6 +428,43 @@ mod tests {
     }
 
     #[test]
+    fn a_full_fetch_keeps_what_did_not_change_and_loses_no_metadata() {
+        use InstanceStatus::*;
+        let p = RoutingPolicy::default();
+        let listing = |orders_2: InstanceStatus| {
+            let mut with_zone = inst("orders", 1, Up, None);
+            with_zone.metadata.insert("zone".into(), "zone-a".into());
+            Applications::new(vec![
+                Application::new("orders", vec![with_zone, inst("orders", 2, orders_2, None)]),
+                Application::new("billing", vec![inst("billing", 3, Up, None)]),
+            ])
+        };
+        let (first, _) = Snapshot::from_full(listing(Up), &Snapshot::default(), &p);
+        let (same, _) = Snapshot::from_full(listing(Up), &first, &p);
+        assert!(Arc::ptr_eq(&first.apps["ORDERS"], &same.apps["ORDERS"]));
+        assert!(Arc::ptr_eq(&first.apps["BILLING"], &same.apps["BILLING"]));
+
+        let (changed, _) = Snapshot::from_full(listing(Down), &same, &p);
+        assert!(!Arc::ptr_eq(&same.apps["ORDERS"], &changed.apps["ORDERS"]));
+        assert!(Arc::ptr_eq(&same.apps["BILLING"], &changed.apps["BILLING"]));
+        let kept = |s: &Snapshot| s.apps["ORDERS"].members["orders-1"].info.clone();
+        assert!(
+            Arc::ptr_eq(&kept(&same), &kept(&changed)),
+            "orders-1 is taken over"
+        );
+        assert_eq!(changed.hash_code(), "DOWN_1_UP_2_");
+        assert_eq!(changed.lookup("orders").unwrap().len(), 1);
+        assert_eq!(changed.lookup("orders").unwrap()[0].zone(), Some("zone-a"));
+
+        // The metadata moved into the routable instance comes back in the listing.
+        let mut expected = listing(Down);
+        expected.applications.sort_by(|a, b| a.name.cmp(&b.name));
+        let mut listed = changed.to_applications();
+        listed.versions_delta = expected.versions_delta;
+        assert_eq!(listed, expected);
+    }
+
+    #[test]
     fn lookup_by_vip_address() {
         let mut i = inst("java-svc", 1, InstanceStatus::Up, None);
         i.vip_address = Some("java-vip,other".into());
