@@ -72,8 +72,8 @@ async fn the_server_is_picked_again_every_ten_to_thirty_minutes() {
         session_start = repick.at;
     }
     assert!(
-        repicks.len() >= 16,
-        "8 hours hold 16 to 48 sessions: {}",
+        repicks.len() >= 15,
+        "8 hours hold 16 to 48 sessions, so at least 15 re-picks: {}",
         repicks.len()
     );
 
