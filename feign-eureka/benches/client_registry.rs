@@ -1,5 +1,6 @@
-//! Registry cache performance: parse and swap a 10,000-instance registry, apply a one-change
-//! delta, and the memory the cached registry holds.
+//! Registry cache performance: parse and swap a 10,000-instance registry (into an empty cache,
+//! over a registry in which every instance changed, and over an unchanged one), apply a
+//! one-change delta, and the memory the cached registry holds.
 //!
 //! Run with `cargo bench -p feign-eureka --bench client_registry`.
 
@@ -48,6 +49,19 @@ fn registry() -> Applications {
     )
 }
 
+/// The same registry with every instance changed (a newer `lastDirtyTimestamp`).
+fn registry_all_changed() -> Applications {
+    let mut apps = registry();
+    for info in apps
+        .applications
+        .iter_mut()
+        .flat_map(|a| a.instances.iter_mut())
+    {
+        info.last_dirty_timestamp = Some(1_732_881_999_000);
+    }
+    apps
+}
+
 fn one_change_delta(full: &Applications) -> Applications {
     let mut changed = instance(7, 3);
     changed.status = InstanceStatus::Down;
@@ -77,8 +91,30 @@ fn bench(c: &mut Criterion) {
         b.iter(|| Applications::from_json(&json).expect("valid registry"))
     });
 
+    c.bench_function("parse_and_swap_10k_instances_into_empty_cache", |b| {
+        b.iter_batched(
+            RegistryCache::new,
+            |cache| {
+                cache.replace_from_json(&json).expect("valid registry");
+                cache
+            },
+            BatchSize::LargeInput,
+        )
+    });
+
+    let changed_json = registry_all_changed().to_json().into_bytes();
     let cache = RegistryCache::new();
-    c.bench_function("parse_and_swap_10k_instances", |b| {
+    let mut flip = false;
+    c.bench_function("parse_and_swap_10k_instances_all_changed", |b| {
+        b.iter(|| {
+            flip = !flip;
+            let doc = if flip { &changed_json } else { &json };
+            cache.replace_from_json(doc).expect("valid registry")
+        })
+    });
+
+    let cache = RegistryCache::new();
+    c.bench_function("parse_and_swap_10k_instances_unchanged", |b| {
         b.iter(|| cache.replace_from_json(&json).expect("valid registry"))
     });
 
@@ -160,13 +196,38 @@ fn cpu_time_report() {
     const RUNS: u32 = 10;
     let full = registry();
     let json = full.to_json().into_bytes();
+    let changed_json = registry_all_changed().to_json().into_bytes();
+
+    // Into an empty cache (a client's first fetch); dropping the caches is not counted.
+    let mut cold = Duration::ZERO;
+    let mut caches = Vec::new();
+    for _ in 0..RUNS {
+        let cache = RegistryCache::new();
+        let start = thread_cpu_time();
+        cache.replace_from_json(&json).expect("valid registry");
+        cold += thread_cpu_time() - start;
+        caches.push(cache);
+    }
+    drop(caches);
+    let cold = cold / RUNS;
+
+    // Over a registry in which every instance changed (freeing the old one is counted).
     let cache = RegistryCache::new();
     cache.replace_from_json(&json).expect("valid registry");
+    let start = thread_cpu_time();
+    for run in 0..RUNS {
+        let doc = if run % 2 == 0 { &changed_json } else { &json };
+        cache.replace_from_json(doc).expect("valid registry");
+    }
+    let changed = (thread_cpu_time() - start) / RUNS;
+
+    // Over an unchanged registry (a periodic full fetch).
     let start = thread_cpu_time();
     for _ in 0..RUNS {
         cache.replace_from_json(&json).expect("valid registry");
     }
-    let swap = (thread_cpu_time() - start) / RUNS;
+    let unchanged = (thread_cpu_time() - start) / RUNS;
+
     // The server repeats a delta for three minutes; applying it again does the same work.
     let delta_json = one_change_delta(&full).to_json().into_bytes();
     let start = thread_cpu_time();
@@ -179,7 +240,7 @@ fn cpu_time_report() {
         Applications::from_json(&json).expect("valid registry");
     }
     let parse = (thread_cpu_time() - start) / RUNS;
-    println!("cpu time: parse and swap of 10,000 instances {swap:?} (parse alone {parse:?}); one-change delta {delta:?}");
+    println!("cpu time: parse and swap of 10,000 instances: into an empty cache {cold:?}, all changed {changed:?}, unchanged {unchanged:?} (parse alone {parse:?}); one-change delta {delta:?}");
 }
 
 fn main() {

@@ -68,11 +68,17 @@
 //!   `@` or control bytes) are never routed to; URL fields such as `homePageUrl` are never
 //!   fetched. Credentials in service URLs become basic auth and are never logged.
 //! * **Failure**: up to three servers per call (own zone first, shuffled), sticky on success,
-//!   re-picked every 10–30 min; timeouts 5 s connect / 8 s read; failing heartbeats and fetches
-//!   back off ×2 up to 10× the interval, with jitter. Eureka down at start: the client starts
-//!   with an empty registry; down later: the cached instances keep being served and
-//!   [`EurekaClient::staleness`] says how old they are. Dropping the client stops its tasks
-//!   without panicking; [`EurekaClient::shutdown`] is bounded even when Eureka hangs.
+//!   re-picked every 10–30 min ([`EurekaClientBuilder::seed`] makes the choice reproducible);
+//!   timeouts 5 s connect / 8 s read; failing heartbeats and fetches back off ×2 up to 10× the
+//!   interval, with jitter, and each kind of failure is warned about at most once a minute.
+//!   Eureka down at start: the client starts with an empty registry, or serves a
+//!   [`BackupRegistry`] (a saved registry file and/or fixed instances) until a fetch succeeds;
+//!   down later: the cached instances keep being served and [`EurekaClient::staleness`] says
+//!   how old they are. Dropping the client stops its tasks without panicking;
+//!   [`EurekaClient::shutdown`] is bounded even when Eureka hangs.
+//! * **Cost**: a full fetch takes over the instances that did not change from the previous
+//!   registry, so a periodic full fetch of a steady registry costs about its parse; a
+//!   routable instance's metadata is held once.
 
 mod client;
 pub mod config;
@@ -82,6 +88,7 @@ pub mod model;
 pub mod server;
 
 pub use client::{
-    Error, EurekaClient, EurekaClientBuilder, EurekaSupplier, InstanceConfig, RegistryCache,
+    BackupRegistry, Error, EurekaClient, EurekaClientBuilder, EurekaSupplier, InstanceConfig,
+    RegistryCache,
 };
 pub use config::SpringConfig;

@@ -115,6 +115,10 @@ fn a_wrong_key_is_an_error_naming_it() {
             "eureka.instance.prefer-ip",
         ),
         (
+            "eureka.client.backup-registry-impl=com.example.FileBackupRegistry",
+            "eureka.client.backup-registry-impl",
+        ),
+        (
             "eureka.clients.fetch-registry=true",
             "eureka.clients.fetch-registry",
         ),

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use client_support::{instance, FakeEureka, Mode};
 use feign_eureka::model::{ActionType, Application, Applications, InstanceInfo, InstanceStatus};
-use feign_eureka::{EurekaClient, EurekaClientBuilder};
+use feign_eureka::{BackupRegistry, EurekaClient, EurekaClientBuilder};
 use feign_lb::InstanceSupplier;
 use tokio::time::{sleep, Instant};
 
@@ -20,6 +20,28 @@ fn builder(server: &FakeEureka) -> EurekaClientBuilder {
     EurekaClient::builder()
         .service_urls([server.url()])
         .registry_fetch_interval(Duration::from_secs(30))
+}
+
+/// A service URL on a port nothing listens on.
+fn closed_url() -> String {
+    let closed = {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.local_addr().unwrap()
+    };
+    format!("http://{closed}/eureka/")
+}
+
+/// Starts `builder` requiring the first fetch, and checks that it fails for that reason.
+async fn assert_enforced_start_fails(builder: EurekaClientBuilder) {
+    let err = builder
+        .enforce_fetch_at_init(true)
+        .start()
+        .await
+        .unwrap_err();
+    assert!(
+        err.to_string().starts_with("initial registry fetch failed"),
+        "{err}"
+    );
 }
 
 fn ids(instances: &[feign_lb::ServiceInstance]) -> Vec<String> {
@@ -231,11 +253,7 @@ async fn thirty_minute_outage_keeps_serving_cached_instances_with_backoff() {
 
 #[tokio::test(flavor = "current_thread", start_paused = true)]
 async fn eureka_down_at_start_starts_anyway_and_fails_fast() {
-    let closed = {
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        listener.local_addr().unwrap()
-    };
-    let url = format!("http://{closed}/eureka/");
+    let url = closed_url();
     let eureka = EurekaClient::builder()
         .service_urls([url.clone()])
         .start()
@@ -246,16 +264,7 @@ async fn eureka_down_at_start_starts_anyway_and_fails_fast() {
     assert!(started.elapsed() < Duration::from_millis(10));
     assert_eq!(eureka.staleness(), None);
 
-    let err = EurekaClient::builder()
-        .service_urls([url])
-        .enforce_fetch_at_init(true)
-        .start()
-        .await
-        .unwrap_err();
-    assert!(
-        err.to_string().starts_with("initial registry fetch failed"),
-        "{err}"
-    );
+    assert_enforced_start_fails(EurekaClient::builder().service_urls([url])).await;
 }
 
 #[tokio::test(flavor = "current_thread", start_paused = true)]
@@ -462,4 +471,100 @@ async fn an_admin_override_takes_the_instance_out_of_rotation() {
         Some(InstanceStatus::Up),
         "the local status is not changed"
     );
+}
+
+/// A path in the system's temporary directory, unique to this test process and `name`.
+fn temp_file(name: &str) -> std::path::PathBuf {
+    std::env::temp_dir().join(format!("feign-eureka-{}-{name}", std::process::id()))
+}
+
+#[tokio::test(flavor = "current_thread", start_paused = true)]
+async fn a_backup_registry_serves_until_the_first_successful_fetch() {
+    let server = FakeEureka::start().await;
+    server.put(instance("orders", 1));
+    server.put(instance("orders", 2));
+    server.set_mode(Mode::DropConnections);
+    let saved = temp_file("saved-registry.json");
+    let listing = Applications::new(vec![Application::new(
+        "payments",
+        vec![instance("payments", 7)],
+    )]);
+    std::fs::write(&saved, listing.to_json()).unwrap();
+    let mut down = instance("orders", 8);
+    down.status = InstanceStatus::Down;
+    let backup = BackupRegistry::new()
+        .file(&saved)
+        .instances([instance("orders", 9), down]);
+
+    let eureka = builder(&server)
+        .backup_registry(backup)
+        .start()
+        .await
+        .unwrap();
+    std::fs::remove_file(&saved).unwrap();
+    let supplier = eureka.supplier();
+    assert_eq!(ids(&supplier.instances("orders").unwrap()), ["orders-9"]);
+    assert_eq!(
+        ids(&supplier.instances("PAYMENTS").unwrap()),
+        ["payments-7"]
+    );
+    assert_eq!(
+        eureka.instance_count(),
+        3,
+        "the DOWN one is held, not routed"
+    );
+    assert_eq!(eureka.staleness(), None, "a backup is not a fetch");
+
+    // Eureka comes up: the next scheduled fetch replaces the backup entirely.
+    server.set_mode(Mode::Normal);
+    let seen = supplier.version();
+    sleep(Duration::from_secs(31)).await;
+    assert!(supplier.version() > seen);
+    assert_eq!(
+        ids(&supplier.instances("orders").unwrap()),
+        ["orders-1", "orders-2"]
+    );
+    assert!(supplier.instances("payments").is_none());
+    assert!(eureka.staleness().is_some());
+
+    // The backup never comes back: a later outage keeps the fetched registry.
+    server.set_mode(Mode::DropConnections);
+    sleep(Duration::from_secs(600)).await;
+    assert_eq!(
+        ids(&supplier.instances("orders").unwrap()),
+        ["orders-1", "orders-2"]
+    );
+}
+
+#[tokio::test(flavor = "current_thread", start_paused = true)]
+async fn a_backup_registry_that_loads_lets_an_enforced_start_through() {
+    let url = closed_url();
+    let eureka = EurekaClient::builder()
+        .service_urls([url.clone()])
+        .enforce_fetch_at_init(true)
+        .backup_registry(BackupRegistry::new().instances([instance("orders", 1)]))
+        .start()
+        .await
+        .unwrap();
+    assert_eq!(ids(&eureka.instances("orders").unwrap()), ["orders-1"]);
+
+    // A backup file that is missing or not a registry: enforced starts fail, others start empty.
+    let junk = temp_file("junk-registry.json");
+    std::fs::write(&junk, "<applications/>").unwrap();
+    for path in [temp_file("missing-registry.json"), junk.clone()] {
+        assert_enforced_start_fails(
+            EurekaClient::builder()
+                .service_urls([url.clone()])
+                .backup_registry(BackupRegistry::new().file(&path)),
+        )
+        .await;
+        let eureka = EurekaClient::builder()
+            .service_urls([url.clone()])
+            .backup_registry(BackupRegistry::new().file(&path))
+            .start()
+            .await
+            .unwrap();
+        assert!(eureka.instances("orders").is_none());
+    }
+    std::fs::remove_file(&junk).unwrap();
 }

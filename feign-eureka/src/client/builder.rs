@@ -2,6 +2,7 @@
 
 use std::time::Duration;
 
+use super::backup::BackupRegistry;
 use super::discovery::DiscoveryConfig;
 use super::endpoint::Endpoint;
 use super::routing::RoutingPolicy;
@@ -31,6 +32,8 @@ pub struct EurekaClientBuilder {
     pub(crate) drop_guard: bool,
     pub(crate) session_duration: Duration,
     pub(crate) preferred_zone: Option<String>,
+    pub(crate) backup: Option<BackupRegistry>,
+    pub(crate) seed: Option<u64>,
     pub(crate) deferred: Option<Error>,
 }
 
@@ -53,6 +56,8 @@ impl Default for EurekaClientBuilder {
             drop_guard: true,
             session_duration: Duration::from_secs(1200),
             preferred_zone: None,
+            backup: None,
+            seed: None,
             deferred: None,
         }
     }
@@ -198,6 +203,23 @@ impl EurekaClientBuilder {
         self
     }
 
+    /// Instances to serve when Eureka cannot be reached at start (Netflix's `BackupRegistry`):
+    /// used only while no fetch has ever succeeded, replaced by the first successful fetch
+    /// (default: none, the client starts with an empty registry). With
+    /// [`enforce_fetch_at_init`](EurekaClientBuilder::enforce_fetch_at_init), a backup that
+    /// loads lets the client start.
+    pub fn backup_registry(mut self, backup: BackupRegistry) -> Self {
+        self.backup = Some(backup);
+        self
+    }
+
+    /// Seeds the client's random choice of Eureka server and of session lengths, for
+    /// reproducible tests (default: a random seed).
+    pub fn seed(mut self, seed: u64) -> Self {
+        self.seed = Some(seed);
+        self
+    }
+
     pub(crate) fn endpoints(&self) -> Result<Vec<Endpoint>, Error> {
         if self.service_urls.is_empty() {
             return Err(Error::NoServiceUrl);
@@ -228,6 +250,7 @@ impl EurekaClientBuilder {
             max_body_bytes: self.max_registry_bytes,
             session_duration: self.session_duration,
             my_zone: self.my_zone(),
+            seed: self.seed,
         }
     }
 

@@ -43,7 +43,8 @@ impl RegistryCache {
 
     /// Replaces the registry with a full listing.
     pub fn replace(&self, applications: Applications) {
-        let (snapshot, _) = Snapshot::from_full(applications, &self.shared.policy);
+        let current = self.shared.snapshot();
+        let (snapshot, _) = Snapshot::from_full(applications, &current, &self.shared.policy);
         self.shared.publish(snapshot);
     }
 

@@ -2,7 +2,7 @@
 //! disappearance, and the fetch loop with backoff.
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use http::Method;
@@ -14,10 +14,8 @@ use crate::model::Applications;
 use super::backoff::Backoff;
 use super::registry::{Excluded, Snapshot};
 use super::shared::Shared;
+use super::throttle::{WarnThrottle, WARN_EVERY};
 use super::transport::{Call, Transport};
-
-/// Warnings about a failing registry are logged at most this often.
-const WARN_EVERY: Duration = Duration::from_secs(60);
 
 /// An application must have had at least this many instances for a drop to be suspicious.
 const GUARD_MIN_INSTANCES: usize = 3;
@@ -41,7 +39,8 @@ pub(crate) struct Discovery {
     held_drop: AtomicBool,
     /// Serializes fetches (the loop and on-demand refreshes).
     fetching: tokio::sync::Mutex<()>,
-    last_warning: Mutex<Option<Instant>>,
+    /// Fetch failures are warned about at most once a minute.
+    warnings: WarnThrottle,
 }
 
 impl Discovery {
@@ -52,22 +51,20 @@ impl Discovery {
             force_full: AtomicBool::new(false),
             held_drop: AtomicBool::new(false),
             fetching: tokio::sync::Mutex::new(()),
-            last_warning: Mutex::new(None),
+            warnings: WarnThrottle::new(WARN_EVERY),
         }
     }
 
     fn warn_rate_limited(&self, error: &str) {
-        let mut last = self.last_warning.lock().unwrap_or_else(|e| e.into_inner());
-        let now = Instant::now();
-        if last.is_none_or(|at| now.duration_since(at) >= WARN_EVERY) {
-            *last = Some(now);
-            let stale = self
-                .shared
-                .last_fetch()
-                .map(|at| now.duration_since(at).as_secs());
-            tracing::warn!(target: "feign_eureka", %error, stale_secs = ?stale, "registry fetch failed; serving the cached registry");
-        } else {
-            tracing::debug!(target: "feign_eureka", %error, "registry fetch failed");
+        match self.warnings.permit() {
+            Some(held_back) => {
+                let stale = self
+                    .shared
+                    .last_fetch()
+                    .map(|at| Instant::now().duration_since(at).as_secs());
+                tracing::warn!(target: "feign_eureka", %error, stale_secs = ?stale, unlogged_failures = held_back, "registry fetch failed; serving the cached registry");
+            }
+            None => tracing::debug!(target: "feign_eureka", %error, "registry fetch failed"),
         }
     }
 
@@ -137,7 +134,7 @@ impl Discovery {
         if apps.skipped > 0 {
             tracing::warn!(target: "feign_eureka", skipped = apps.skipped, "unreadable applications skipped");
         }
-        let (next, excluded) = Snapshot::from_full(apps, &self.shared.policy);
+        let (next, excluded) = Snapshot::from_full(apps, current, &self.shared.policy);
         Self::report_excluded(&excluded);
         if self.config.drop_guard && current.fetched {
             if let Some(app) = suspicious_drop(current, &next) {
@@ -153,6 +150,19 @@ impl Discovery {
         self.shared.publish(next);
         self.shared.fetched();
         Ok(())
+    }
+
+    /// Publishes a backup listing in place of a registry that was never fetched; the first
+    /// successful fetch replaces it (the snapshot is not marked fetched, so that fetch is a full
+    /// one and the mass-disappearance guard does not hold it back). Returns the instance count.
+    pub(crate) fn serve_backup(&self, listing: Applications) -> usize {
+        let (mut snapshot, excluded) =
+            Snapshot::from_full(listing, &Snapshot::default(), &self.shared.policy);
+        Self::report_excluded(&excluded);
+        snapshot.fetched = false;
+        let count = snapshot.instance_count();
+        self.shared.publish(snapshot);
+        count
     }
 
     /// The fetch loop: every interval, backing off ×2 (with jitter) up to `bound` × the

@@ -4,6 +4,7 @@ use std::fmt;
 
 use percent_encoding::percent_decode_str;
 use rand::seq::SliceRandom;
+use rand::Rng;
 
 use super::Error;
 
@@ -91,14 +92,13 @@ pub(crate) fn redact(raw: &str) -> String {
 
 /// The order to try servers in: those of `my_zone` first, then the others, each group
 /// shuffled (Eureka's `ZoneAffinityClusterResolver`).
-pub(crate) fn ordered(endpoints: &[Endpoint], my_zone: &str) -> Vec<Endpoint> {
-    let mut rng = rand::rng();
+pub(crate) fn ordered(endpoints: &[Endpoint], my_zone: &str, rng: &mut impl Rng) -> Vec<Endpoint> {
     let (mut mine, mut others): (Vec<Endpoint>, Vec<Endpoint>) = endpoints
         .iter()
         .cloned()
         .partition(|e| e.zone.eq_ignore_ascii_case(my_zone));
-    mine.shuffle(&mut rng);
-    others.shuffle(&mut rng);
+    mine.shuffle(rng);
+    others.shuffle(rng);
     mine.extend(others);
     mine
 }
@@ -135,7 +135,7 @@ mod tests {
             .map(|(i, z)| Endpoint::parse(&format!("http://h{i}/eureka/"), z).unwrap())
             .collect();
         for _ in 0..20 {
-            let order = ordered(&list, "A");
+            let order = ordered(&list, "A", &mut rand::rng());
             assert!(order[..2].iter().all(|e| e.zone == "a"));
             assert_eq!(order.len(), 4);
         }

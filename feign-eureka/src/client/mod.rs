@@ -1,6 +1,7 @@
 //! The Eureka client: registration, heartbeats, registry fetching, and the feign-lb supplier.
 
 mod backoff;
+mod backup;
 mod builder;
 mod cache;
 mod discovery;
@@ -12,6 +13,7 @@ mod registry;
 mod routing;
 mod shared;
 mod supplier;
+mod throttle;
 mod transport;
 
 use std::fmt;
@@ -25,6 +27,7 @@ use tokio::task::JoinHandle;
 
 use crate::model::{Applications, InstanceStatus};
 
+pub use backup::BackupRegistry;
 pub use builder::EurekaClientBuilder;
 pub use cache::RegistryCache;
 pub use error::Error;
@@ -127,10 +130,25 @@ impl EurekaClient {
 
         if let Some(discovery) = &context.discovery {
             if let Err(e) = discovery.fetch(&context.transport).await {
-                if builder.enforce_fetch_at_init {
-                    return Err(Error::InitialFetch(e));
+                let backup = builder
+                    .backup
+                    .as_ref()
+                    .map(|b| b.load(builder.max_registry_bytes));
+                match backup {
+                    Some(Ok(listing)) => {
+                        let count = discovery.serve_backup(listing);
+                        tracing::warn!(target: "feign_eureka", error = %e, instances = count, "initial registry fetch failed; serving the backup registry until a fetch succeeds");
+                    }
+                    Some(Err(_)) | None if builder.enforce_fetch_at_init => {
+                        return Err(Error::InitialFetch(e));
+                    }
+                    Some(Err(backup_error)) => {
+                        tracing::warn!(target: "feign_eureka", error = %e, %backup_error, "initial registry fetch failed and the backup registry did not load; starting with an empty registry");
+                    }
+                    None => {
+                        tracing::warn!(target: "feign_eureka", error = %e, "initial registry fetch failed; starting with an empty registry");
+                    }
                 }
-                tracing::warn!(target: "feign_eureka", error = %e, "initial registry fetch failed; starting with an empty registry");
             }
         }
 
@@ -238,8 +256,7 @@ impl EurekaClient {
         self.inner
             .shared
             .snapshot()
-            .instance(registration.app(), registration.id())
-            .map(|i| i.status)
+            .status_of(registration.app(), registration.id())
     }
 
     /// Reports a new status (`STARTING`, `UP`, `DOWN`, `OUT_OF_SERVICE`) by re-registering with

@@ -13,6 +13,7 @@ use tokio::time::{sleep_until, Instant};
 use crate::model::InstanceStatus;
 
 use super::backoff::{random_up_to, Backoff};
+use super::throttle::{WarnThrottle, WARN_EVERY};
 use super::transport::{Call, Transport};
 use super::InstanceConfig;
 
@@ -50,6 +51,8 @@ pub(crate) struct Registration {
     registered: AtomicBool,
     dirty: AtomicBool,
     wake: Notify,
+    /// Registration and heartbeat failures are warned about at most once a minute.
+    warnings: WarnThrottle,
 }
 
 impl Registration {
@@ -67,6 +70,7 @@ impl Registration {
             registered: AtomicBool::new(false),
             dirty: AtomicBool::new(true),
             wake: Notify::new(),
+            warnings: WarnThrottle::new(WARN_EVERY),
         }
     }
 
@@ -116,6 +120,19 @@ impl Registration {
         self.wake.notify_one();
     }
 
+    /// Logs a failed registration or heartbeat: a warning at most once a minute, debug
+    /// otherwise. `status` is Eureka's answer, `error` the transport failure.
+    fn failed(&self, what: &'static str, status: Option<u16>, error: Option<&str>) {
+        match self.warnings.permit() {
+            Some(held_back) => {
+                tracing::warn!(target: "feign_eureka", app = %self.app, id = %self.id, status, error, unlogged_failures = held_back, "{what}");
+            }
+            None => {
+                tracing::debug!(target: "feign_eureka", app = %self.app, id = %self.id, status, error, "{what}");
+            }
+        }
+    }
+
     fn path(&self) -> String {
         format!("apps/{}", utf8_percent_encode(&self.app, SEGMENT))
     }
@@ -151,11 +168,11 @@ impl Registration {
                 true
             }
             Ok(answer) => {
-                tracing::warn!(target: "feign_eureka", app = %self.app, id = %self.id, status = answer.status, "eureka refused the registration");
+                self.failed("eureka refused the registration", Some(answer.status), None);
                 false
             }
             Err(e) => {
-                tracing::warn!(target: "feign_eureka", app = %self.app, id = %self.id, error = %e, "registration failed");
+                self.failed("registration failed", None, Some(&e));
                 false
             }
         }
@@ -189,11 +206,11 @@ impl Registration {
                 self.register(transport).await
             }
             Ok(answer) => {
-                tracing::warn!(target: "feign_eureka", app = %self.app, id = %self.id, status = answer.status, "heartbeat refused");
+                self.failed("heartbeat refused", Some(answer.status), None);
                 false
             }
             Err(e) => {
-                tracing::warn!(target: "feign_eureka", app = %self.app, id = %self.id, error = %e, "heartbeat failed");
+                self.failed("heartbeat failed", None, Some(&e));
                 false
             }
         }

@@ -7,24 +7,63 @@ use std::sync::Arc;
 use feign_lb::{Instances, ServiceInstance};
 use rand::seq::SliceRandom;
 
-use crate::model::{ActionType, Application, Applications, InstanceInfo, StatusCounts};
+use crate::model::{
+    ActionType, Application, Applications, InstanceInfo, InstanceStatus, StatusCounts,
+};
 
 use super::routing::{to_service_instance, RoutingPolicy};
 
 /// One registered instance and, if it may receive traffic, how to reach it.
-#[derive(Debug)]
+///
+/// When the instance is routable its metadata lives in `routable` only (moved, not copied:
+/// a registry holds tens of thousands of these); [`Member::to_info`] puts it back.
+#[derive(Clone, Debug)]
 struct Member {
     info: Arc<InstanceInfo>,
     routable: Option<ServiceInstance>,
 }
+
+impl Member {
+    fn status(&self) -> InstanceStatus {
+        self.info.status
+    }
+
+    /// The registration as it was read, metadata included.
+    fn to_info(&self) -> InstanceInfo {
+        let mut info = (*self.info).clone();
+        if let Some(routable) = &self.routable {
+            info.metadata = routable.metadata().clone();
+        }
+        info
+    }
+
+    /// Whether this member was built from a registration equal to `info` (and so can be kept
+    /// as it is). `info` is handed back unchanged.
+    fn is_built_from(&self, info: &mut InstanceInfo) -> bool {
+        match &self.routable {
+            None => *self.info == *info,
+            Some(routable) => {
+                let metadata = std::mem::take(&mut info.metadata);
+                let same = *self.info == *info && metadata == *routable.metadata();
+                info.metadata = metadata;
+                same
+            }
+        }
+    }
+}
+
+/// Members by instance id; the key is shared with the routable instance's id.
+type Members = BTreeMap<Arc<str>, Member>;
 
 /// One application of the local copy.
 #[derive(Debug)]
 struct AppEntry {
     /// Upper-case name.
     name: String,
+    /// Lower-case name, the service id of every routable instance.
+    service_id: Arc<str>,
     /// Every instance, by instance id (all statuses: the reconcile hash counts them all).
-    members: BTreeMap<String, Member>,
+    members: Members,
     /// The routable instances, shuffled.
     routable: Instances,
     /// Upper-case VIP addresses of routable instances that differ from the name.
@@ -32,7 +71,7 @@ struct AppEntry {
 }
 
 impl AppEntry {
-    fn new(name: String, members: BTreeMap<String, Member>) -> AppEntry {
+    fn new(name: String, service_id: Arc<str>, members: Members) -> AppEntry {
         let mut routable: Vec<ServiceInstance> = members
             .values()
             .filter_map(|m| m.routable.clone())
@@ -53,6 +92,7 @@ impl AppEntry {
         }
         AppEntry {
             name,
+            service_id,
             members,
             routable: routable.into(),
             foreign_vips,
@@ -71,25 +111,29 @@ pub(crate) struct Snapshot {
     counts: StatusCounts,
     /// `versions__delta` of the last applied document.
     pub(crate) delta_version: i64,
-    /// Whether this snapshot came from a server (false for the initial empty one).
+    /// Whether this snapshot came from a server (false for the initial empty one and for a
+    /// backup registry).
     pub(crate) fetched: bool,
 }
 
+/// A member for `info`, or `None` (recorded in `excluded`) when it has no id or app.
 fn member(
-    info: InstanceInfo,
+    mut info: InstanceInfo,
     service_id: &Arc<str>,
     policy: &RoutingPolicy,
     excluded: &mut Excluded,
-) -> Option<(String, Member)> {
-    let id = info.id().to_owned();
-    if id.is_empty() || info.app.is_empty() {
-        excluded.push((id, "no instance id or app"));
+) -> Option<(Arc<str>, Member)> {
+    if info.id().is_empty() || info.app.is_empty() {
+        excluded.push((info.id().to_owned(), "no instance id or app"));
         return None;
     }
-    let routable = match to_service_instance(&info, service_id, policy) {
-        Ok(instance) => instance,
+    let id: Arc<str> = Arc::from(info.id());
+    let routable = match to_service_instance(&info, &id, service_id, policy) {
+        Ok(Some(instance)) if info.metadata.is_empty() => Some(instance),
+        Ok(Some(instance)) => Some(instance.with_metadata_map(std::mem::take(&mut info.metadata))),
+        Ok(None) => None,
         Err(reason) => {
-            excluded.push((id.clone(), reason));
+            excluded.push((id.to_string(), reason));
             None
         }
     };
@@ -102,33 +146,84 @@ fn member(
     ))
 }
 
+/// A delta's changes to one application, by instance id: the new member, or `None` to remove.
+type Changes = BTreeMap<String, Option<(Arc<str>, Member)>>;
+
+/// An application being assembled from a full listing.
+struct Assembly {
+    service_id: Arc<str>,
+    members: Members,
+    /// Members taken over unchanged from the previous snapshot's entry.
+    kept: usize,
+}
+
 impl Snapshot {
-    /// A snapshot of a full registry listing.
-    pub(crate) fn from_full(apps: Applications, policy: &RoutingPolicy) -> (Snapshot, Excluded) {
+    /// A snapshot of a full registry listing. Instances equal to those of `previous` are taken
+    /// over as they are (no new routable instance is built), and an application whose instances
+    /// are all unchanged keeps its entry, shuffled order included; so a periodic full fetch of
+    /// a mostly unchanged registry costs little more than parsing it.
+    pub(crate) fn from_full(
+        apps: Applications,
+        previous: &Snapshot,
+        policy: &RoutingPolicy,
+    ) -> (Snapshot, Excluded) {
         let mut excluded = Excluded::new();
-        let mut map: HashMap<String, BTreeMap<String, Member>> =
+        let mut counts = StatusCounts::default();
+        let mut assembled: HashMap<String, Assembly> =
             HashMap::with_capacity(apps.applications.len());
         for app in apps.applications {
-            let name = app.name.to_ascii_uppercase();
-            let service_id: Arc<str> = Arc::from(name.to_ascii_lowercase());
-            let members = map.entry(name).or_default();
-            for info in app.instances {
-                if let Some((id, m)) = member(info, &service_id, policy, &mut excluded) {
-                    members.insert(id, m);
+            let mut name = app.name;
+            name.make_ascii_uppercase();
+            let old = previous.apps.get(&name);
+            let assembly = assembled.entry(name).or_insert_with_key(|name| Assembly {
+                service_id: old.map_or_else(
+                    || Arc::from(name.to_ascii_lowercase()),
+                    |e| e.service_id.clone(),
+                ),
+                members: Members::new(),
+                kept: 0,
+            });
+            for mut info in app.instances {
+                let unchanged = old
+                    .and_then(|e| e.members.get_key_value(info.id()))
+                    .filter(|(_, m)| m.is_built_from(&mut info));
+                let (id, m) = match unchanged {
+                    Some((id, m)) => {
+                        assembly.kept += 1;
+                        (id.clone(), m.clone())
+                    }
+                    None => match member(info, &assembly.service_id, policy, &mut excluded) {
+                        Some(built) => built,
+                        None => continue,
+                    },
+                };
+                counts.add(m.status());
+                if let Some(replaced) = assembly.members.insert(id, m) {
+                    counts.remove(replaced.status());
+                    assembly.kept = 0; // a duplicate id: rebuild the entry
                 }
             }
         }
-        let apps_map = map
+        let apps_map = assembled
             .into_iter()
-            .map(|(name, members)| (name.clone(), Arc::new(AppEntry::new(name, members))))
+            .map(|(name, a)| {
+                let entry = match previous.apps.get(&name) {
+                    Some(old) if a.kept == a.members.len() && a.kept == old.members.len() => {
+                        old.clone()
+                    }
+                    _ => Arc::new(AppEntry::new(name.clone(), a.service_id, a.members)),
+                };
+                (name, entry)
+            })
             .collect();
         let mut snapshot = Snapshot {
             apps: apps_map,
+            vips: HashMap::new(),
+            counts,
             delta_version: apps.versions_delta,
             fetched: true,
-            ..Snapshot::default()
         };
-        snapshot.reindex();
+        snapshot.reindex_vips();
         (snapshot, excluded)
     }
 
@@ -140,7 +235,7 @@ impl Snapshot {
         policy: &RoutingPolicy,
     ) -> (Snapshot, Excluded) {
         let mut excluded = Excluded::new();
-        let mut touched: HashMap<String, BTreeMap<String, Option<Member>>> = HashMap::new();
+        let mut touched: HashMap<String, Changes> = HashMap::new();
         for app in delta.applications {
             for info in app.instances {
                 let app_name = if info.app.is_empty() {
@@ -154,9 +249,12 @@ impl Snapshot {
                     Some(ActionType::Added | ActionType::Modified) | None => {
                         let mut info = info;
                         info.app = app_name.clone();
-                        let service_id: Arc<str> = Arc::from(app_name.to_ascii_lowercase());
+                        let service_id = match self.apps.get(&app_name) {
+                            Some(entry) => entry.service_id.clone(),
+                            None => Arc::from(app_name.to_ascii_lowercase()),
+                        };
                         match member(info, &service_id, policy, &mut excluded) {
-                            Some((_, m)) => Some(m),
+                            Some(built) => Some(built),
                             None => continue,
                         }
                     }
@@ -167,35 +265,26 @@ impl Snapshot {
         let mut apps = self.apps.clone();
         let mut counts = self.counts;
         for (name, changes) in touched {
-            let mut members: BTreeMap<String, Member> = match apps.get(&name) {
-                Some(entry) => entry
-                    .members
-                    .iter()
-                    .map(|(id, m)| {
-                        (
-                            id.clone(),
-                            Member {
-                                info: m.info.clone(),
-                                routable: m.routable.clone(),
-                            },
-                        )
-                    })
-                    .collect(),
-                None => BTreeMap::new(),
+            let (service_id, mut members) = match apps.get(&name) {
+                Some(entry) => (entry.service_id.clone(), entry.members.clone()),
+                None => (Arc::from(name.to_ascii_lowercase()), Members::new()),
             };
             for (id, change) in changes {
-                if let Some(old) = members.remove(&id) {
-                    counts.remove(old.info.status);
+                if let Some(old) = members.remove(id.as_str()) {
+                    counts.remove(old.status());
                 }
-                if let Some(new) = change {
-                    counts.add(new.info.status);
+                if let Some((id, new)) = change {
+                    counts.add(new.status());
                     members.insert(id, new);
                 }
             }
             if members.is_empty() {
                 apps.remove(&name);
             } else {
-                apps.insert(name.clone(), Arc::new(AppEntry::new(name, members)));
+                apps.insert(
+                    name.clone(),
+                    Arc::new(AppEntry::new(name, service_id, members)),
+                );
             }
         }
         let mut snapshot = Snapshot {
@@ -207,17 +296,6 @@ impl Snapshot {
         };
         snapshot.reindex_vips();
         (snapshot, excluded)
-    }
-
-    fn reindex(&mut self) {
-        let mut counts = StatusCounts::default();
-        for entry in self.apps.values() {
-            for m in entry.members.values() {
-                counts.add(m.info.status);
-            }
-        }
-        self.counts = counts;
-        self.reindex_vips();
     }
 
     fn reindex_vips(&mut self) {
@@ -271,13 +349,13 @@ impl Snapshot {
         self.apps.values().map(|e| e.members.len()).sum()
     }
 
-    /// One instance by application and id.
-    pub(crate) fn instance(&self, app: &str, id: &str) -> Option<Arc<InstanceInfo>> {
+    /// The status of one instance, by application and id.
+    pub(crate) fn status_of(&self, app: &str, id: &str) -> Option<InstanceStatus> {
         self.apps
             .get(&app.to_ascii_uppercase())?
             .members
             .get(id)
-            .map(|m| m.info.clone())
+            .map(Member::status)
     }
 
     /// Instance counts per application (upper-case names).
@@ -293,12 +371,7 @@ impl Snapshot {
         let mut apps: Vec<Application> = self
             .apps
             .values()
-            .map(|e| {
-                Application::new(
-                    &e.name,
-                    e.members.values().map(|m| (*m.info).clone()).collect(),
-                )
-            })
+            .map(|e| Application::new(&e.name, e.members.values().map(Member::to_info).collect()))
             .collect();
         apps.sort_by(|a, b| a.name.cmp(&b.name));
         let mut listing = Applications::new(apps);
@@ -334,7 +407,7 @@ mod tests {
             "orders",
             vec![inst("orders", 1, Up, None), inst("orders", 2, Up, None)],
         )]);
-        let (s, _) = Snapshot::from_full(full, &p);
+        let (s, _) = Snapshot::from_full(full, &Snapshot::default(), &p);
         assert_eq!(s.hash_code(), "UP_2_");
         let d = delta(
             vec![
@@ -355,11 +428,49 @@ mod tests {
     }
 
     #[test]
+    fn a_full_fetch_keeps_what_did_not_change_and_loses_no_metadata() {
+        use InstanceStatus::*;
+        let p = RoutingPolicy::default();
+        let listing = |orders_2: InstanceStatus| {
+            let mut with_zone = inst("orders", 1, Up, None);
+            with_zone.metadata.insert("zone".into(), "zone-a".into());
+            Applications::new(vec![
+                Application::new("orders", vec![with_zone, inst("orders", 2, orders_2, None)]),
+                Application::new("billing", vec![inst("billing", 3, Up, None)]),
+            ])
+        };
+        let (first, _) = Snapshot::from_full(listing(Up), &Snapshot::default(), &p);
+        let (same, _) = Snapshot::from_full(listing(Up), &first, &p);
+        assert!(Arc::ptr_eq(&first.apps["ORDERS"], &same.apps["ORDERS"]));
+        assert!(Arc::ptr_eq(&first.apps["BILLING"], &same.apps["BILLING"]));
+
+        let (changed, _) = Snapshot::from_full(listing(Down), &same, &p);
+        assert!(!Arc::ptr_eq(&same.apps["ORDERS"], &changed.apps["ORDERS"]));
+        assert!(Arc::ptr_eq(&same.apps["BILLING"], &changed.apps["BILLING"]));
+        let kept = |s: &Snapshot| s.apps["ORDERS"].members["orders-1"].info.clone();
+        assert!(
+            Arc::ptr_eq(&kept(&same), &kept(&changed)),
+            "orders-1 is taken over"
+        );
+        assert_eq!(changed.hash_code(), "DOWN_1_UP_2_");
+        assert_eq!(changed.lookup("orders").unwrap().len(), 1);
+        assert_eq!(changed.lookup("orders").unwrap()[0].zone(), Some("zone-a"));
+
+        // The metadata moved into the routable instance comes back in the listing.
+        let mut expected = listing(Down);
+        expected.applications.sort_by(|a, b| a.name.cmp(&b.name));
+        let mut listed = changed.to_applications();
+        listed.versions_delta = expected.versions_delta;
+        assert_eq!(listed, expected);
+    }
+
+    #[test]
     fn lookup_by_vip_address() {
         let mut i = inst("java-svc", 1, InstanceStatus::Up, None);
         i.vip_address = Some("java-vip,other".into());
         let (s, _) = Snapshot::from_full(
             Applications::new(vec![Application::new("java-svc", vec![i])]),
+            &Snapshot::default(),
             &RoutingPolicy::default(),
         );
         assert_eq!(s.lookup("JAVA-VIP").unwrap().len(), 1);

@@ -113,12 +113,14 @@ pub(crate) fn check_addresses<'a>(
     Ok((&info.host_name, port, secure))
 }
 
-/// The `ServiceInstance` for `info` if it may receive traffic: `Ok(None)` when only its status
-/// keeps it out, `Err` when its registration is unusable.
+/// The `ServiceInstance` for `info` if it may receive traffic, without metadata (the caller
+/// moves it in): `Ok(None)` when only its status keeps it out, `Err` when its registration is
+/// unusable.
 ///
-/// `service_id` is the lower-case application name, shared by all of its instances.
+/// `id` is `info.id()` and `service_id` the lower-case application name, both shared.
 pub(crate) fn to_service_instance(
     info: &InstanceInfo,
+    id: &Arc<str>,
     service_id: &Arc<str>,
     policy: &RoutingPolicy,
 ) -> Result<Option<ServiceInstance>, Refusal> {
@@ -127,12 +129,9 @@ pub(crate) fn to_service_instance(
         return Ok(None);
     }
     let mut instance =
-        ServiceInstance::new(service_id.clone(), host, port).with_instance_id(info.id());
+        ServiceInstance::new(service_id.clone(), host, port).with_instance_id(id.clone());
     if secure {
         instance = instance.with_secure(true);
-    }
-    if !info.metadata.is_empty() {
-        instance = instance.with_metadata_map(info.metadata.clone());
     }
     Ok(Some(instance))
 }
@@ -143,6 +142,14 @@ mod tests {
 
     fn svc() -> Arc<str> {
         Arc::from("svc")
+    }
+
+    fn to_service_instance(
+        info: &InstanceInfo,
+        service_id: &Arc<str>,
+        policy: &RoutingPolicy,
+    ) -> Result<Option<ServiceInstance>, Refusal> {
+        super::to_service_instance(info, &Arc::from(info.id()), service_id, policy)
     }
 
     fn instance(host: &str, ip: &str, port: u16) -> InstanceInfo {

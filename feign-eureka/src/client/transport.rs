@@ -7,9 +7,10 @@ use std::time::Duration;
 use bytes::{Bytes, BytesMut};
 use http::header::{ACCEPT, CONTENT_TYPE};
 use http::Method;
+use rand::rngs::SmallRng;
+use rand::{Rng, SeedableRng};
 use tokio::time::Instant;
 
-use super::backoff::random_up_to;
 use super::endpoint::{ordered, Endpoint};
 use super::Error;
 
@@ -57,6 +58,8 @@ pub(crate) struct TransportConfig {
     pub(crate) max_body_bytes: usize,
     pub(crate) session_duration: Duration,
     pub(crate) my_zone: String,
+    /// Seeds the server order and session lengths; random when `None`.
+    pub(crate) seed: Option<u64>,
 }
 
 struct State {
@@ -65,6 +68,7 @@ struct State {
     quarantine: Vec<Endpoint>,
     session_started: Instant,
     session_length: Duration,
+    rng: SmallRng,
 }
 
 /// Talks to the configured Eureka servers.
@@ -91,12 +95,17 @@ impl Transport {
             .user_agent(concat!("feign-eureka/", env!("CARGO_PKG_VERSION")))
             .build()
             .map_err(|e| Error::HttpClient(e.to_string()))?;
+        let mut rng = match config.seed {
+            Some(seed) => SmallRng::seed_from_u64(seed),
+            None => SmallRng::from_rng(&mut rand::rng()),
+        };
         let state = State {
-            order: ordered(&endpoints, &config.my_zone),
+            order: ordered(&endpoints, &config.my_zone, &mut rng),
             sticky: None,
             quarantine: Vec::new(),
             session_started: Instant::now(),
-            session_length: session_length(config.session_duration),
+            session_length: session_length(config.session_duration, &mut rng),
+            rng,
         };
         Ok(Transport {
             http,
@@ -108,13 +117,17 @@ impl Transport {
 
     /// The servers to try for one call, best first.
     fn candidates(&self) -> Vec<Endpoint> {
-        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        let mut guard = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        let state = &mut *guard;
         if state.session_started.elapsed() >= state.session_length {
-            state.order = ordered(&self.endpoints, &self.config.my_zone);
+            // A new session: pick servers afresh, so clients spread over the servers again.
+            state.order = ordered(&self.endpoints, &self.config.my_zone, &mut state.rng);
             state.sticky = None;
             state.quarantine.clear();
             state.session_started = Instant::now();
-            state.session_length = session_length(self.config.session_duration);
+            state.session_length = session_length(self.config.session_duration, &mut state.rng);
+            let first = state.order.first().map_or("", |e| e.base.as_str());
+            tracing::debug!(target: "feign_eureka", server = %first, "eureka session ended; servers picked again");
         }
         let total = state.order.len();
         let threshold = total.min((total as f64 * 0.66) as usize);
@@ -253,8 +266,11 @@ impl Transport {
 }
 
 /// A session length drawn uniformly from `[d/2, 3d/2]` (10–30 min for the default 20 min).
-fn session_length(base: Duration) -> Duration {
-    base / 2 + random_up_to(base)
+fn session_length(base: Duration, rng: &mut impl Rng) -> Duration {
+    if base.is_zero() {
+        return base;
+    }
+    base / 2 + rng.random_range(Duration::ZERO..=base)
 }
 
 #[cfg(test)]
@@ -275,7 +291,7 @@ mod tests {
     #[test]
     fn session_length_is_between_half_and_one_and_a_half() {
         for _ in 0..100 {
-            let d = session_length(Duration::from_secs(1200));
+            let d = session_length(Duration::from_secs(1200), &mut rand::rng());
             assert!(d >= Duration::from_secs(600) && d <= Duration::from_secs(1800));
         }
     }

@@ -37,6 +37,8 @@
 //! `eureka.dashboard.*` (registry settings); any other `eureka.` key that is not in the table
 //! is an error naming it and the file (or environment variable) it came from. `…-seconds`
 //! properties take whole seconds, or a Spring duration such as `30s` or `PT30S`.
+//! `eureka.client.backup-registry-impl` is an error too, saying why: it names a Java class, so a
+//! backup registry is given with [`EurekaClientBuilder::backup_registry`] instead.
 //!
 //! ```
 //! use feign_eureka::SpringConfig;
@@ -255,6 +257,14 @@ impl SpringConfig {
                         InstanceStatus::from_str(value.trim())
                             .map_err(|e| property.error(e.to_string()))?,
                     )
+                }
+                "eureka.client.backupregistryimpl" => {
+                    return Err(property
+                        .error(
+                            "names a Java class; give a BackupRegistry to \
+                             EurekaClientBuilder::backup_registry instead",
+                        )
+                        .into())
                 }
                 _ => return Err(unknown(&property).into()),
             }

@@ -72,11 +72,9 @@ impl<'de> Visitor<'de> for ApplicationVisitor {
         while let Some(key) = map.next_key::<ApplicationField>()? {
             match key {
                 ApplicationField::Name => {
-                    app.name = map
-                        .next_value::<LenientString>()?
-                        .0
-                        .unwrap_or_default()
-                        .to_ascii_uppercase();
+                    let mut name = map.next_value::<LenientString>()?.0.unwrap_or_default();
+                    name.make_ascii_uppercase();
+                    app.name = name;
                 }
                 ApplicationField::Instance => {
                     let list = map.next_value::<OneOrMany<InstanceInfo>>()?;
@@ -179,7 +177,13 @@ impl Applications {
 
     /// Reads `{"applications":{...}}`.
     pub fn from_json(json: &[u8]) -> Result<Applications, serde_json::Error> {
-        serde_json::from_slice::<ApplicationsEnvelope>(json).map(|e| e.applications)
+        // Checking UTF-8 once up front is cheaper than checking every string on its own;
+        // invalid UTF-8 goes through the byte reader for its precise error.
+        let envelope = match std::str::from_utf8(json) {
+            Ok(text) => serde_json::from_str::<ApplicationsEnvelope>(text),
+            Err(_) => serde_json::from_slice::<ApplicationsEnvelope>(json),
+        };
+        envelope.map(|e| e.applications)
     }
 
     /// Writes `{"applications":{...}}`.

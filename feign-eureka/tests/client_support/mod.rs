@@ -374,3 +374,77 @@ pub fn instance(app: &str, n: u8) -> InstanceInfo {
     info.vip_address = Some(app.to_ascii_lowercase());
     info
 }
+
+/// One `feign_eureka` log event as a test subscriber saw it, with its (tokio) time.
+#[derive(Clone, Debug)]
+pub struct Logged {
+    pub at: Instant,
+    pub level: tracing::Level,
+    pub message: String,
+    /// Every other field, as `name=value`.
+    pub fields: BTreeMap<String, String>,
+}
+
+/// Records the `feign_eureka` events at DEBUG and above while installed on this thread.
+#[derive(Clone, Default)]
+pub struct LogCapture {
+    events: Arc<Mutex<Vec<Logged>>>,
+}
+
+impl LogCapture {
+    /// Installs a capture as this thread's default subscriber until the guard is dropped.
+    pub fn install() -> (LogCapture, tracing::subscriber::DefaultGuard) {
+        use tracing_subscriber::layer::SubscriberExt;
+        let capture = LogCapture::default();
+        let filter = tracing_subscriber::filter::Targets::new()
+            .with_target("feign_eureka", tracing::Level::DEBUG);
+        let subscriber = tracing_subscriber::registry()
+            .with(filter)
+            .with(capture.clone());
+        let guard = tracing::subscriber::set_default(subscriber);
+        (capture, guard)
+    }
+
+    pub fn events(&self) -> Vec<Logged> {
+        self.events.lock().unwrap().clone()
+    }
+
+    /// The events at `level` whose message is `message`.
+    pub fn matching(&self, level: tracing::Level, message: &str) -> Vec<Logged> {
+        self.events()
+            .into_iter()
+            .filter(|e| e.level == level && e.message == message)
+            .collect()
+    }
+}
+
+struct FieldVisitor<'a>(&'a mut Logged);
+
+impl tracing::field::Visit for FieldVisitor<'_> {
+    fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn std::fmt::Debug) {
+        if field.name() == "message" {
+            self.0.message = format!("{value:?}");
+        } else {
+            self.0
+                .fields
+                .insert(field.name().to_owned(), format!("{value:?}"));
+        }
+    }
+
+    fn record_str(&mut self, field: &tracing::field::Field, value: &str) {
+        self.record_debug(field, &format_args!("{value}"));
+    }
+}
+
+impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for LogCapture {
+    fn on_event(&self, event: &tracing::Event<'_>, _: tracing_subscriber::layer::Context<'_, S>) {
+        let mut logged = Logged {
+            at: Instant::now(),
+            level: *event.metadata().level(),
+            message: String::new(),
+            fields: BTreeMap::new(),
+        };
+        event.record(&mut FieldVisitor(&mut logged));
+        self.events.lock().unwrap().push(logged);
+    }
+}
