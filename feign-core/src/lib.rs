@@ -137,8 +137,9 @@ pub use codec::{
 };
 pub use error::{BoxError, Error};
 pub use interceptor::{
-    interceptor_fn, BasicAuth, BearerAuth, DefaultHeaders, FnInterceptor, RequestId,
-    RequestInterceptor, RequestTemplate,
+    interceptor_fn, token_provider_fn, AccessToken, BasicAuth, BearerAuth, DefaultHeaders,
+    FnInterceptor, FnTokenProvider, RequestId, RequestInterceptor, RequestTemplate, TokenProvider,
+    TraceContext, TraceContextProvider, W3cTraceparent, TRACEPARENT, TRACESTATE,
 };
 pub use options::{LogLevel, Options};
 pub use resolve::{AttemptOutcome, CallObserver, ChooseRequest, Chosen, Resolver};

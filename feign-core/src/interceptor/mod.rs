@@ -3,6 +3,9 @@
 mod auth;
 mod headers;
 mod template;
+mod token;
+mod trace_context;
+mod traceparent;
 
 use async_trait::async_trait;
 
@@ -12,6 +15,9 @@ pub(crate) use auth::basic_value;
 pub use auth::{BasicAuth, BearerAuth};
 pub use headers::{DefaultHeaders, RequestId};
 pub use template::RequestTemplate;
+pub use token::{token_provider_fn, AccessToken, FnTokenProvider, TokenProvider};
+pub use trace_context::{TraceContext, TRACEPARENT, TRACESTATE};
+pub use traceparent::{TraceContextProvider, W3cTraceparent};
 
 /// Sees and may change every request of a client before it is sent: method, URL, headers and
 /// body, with the method key at hand. Interceptors run in registration order, once per call

@@ -5,7 +5,9 @@ mod body;
 mod call;
 
 pub(crate) use call::split_userinfo;
+mod metrics;
 mod observe;
+mod span;
 mod validate;
 
 use std::fmt;
