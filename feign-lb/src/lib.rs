@@ -65,6 +65,7 @@ mod config;
 mod filter;
 mod instance;
 mod lifecycle;
+mod metrics;
 mod retry;
 mod rng;
 mod service;
