@@ -57,7 +57,10 @@ impl InstanceMetrics {
         let tags = || {
             vec![
                 Label::new("serviceId", instance.service_id().to_owned()),
-                Label::new("serviceInstance.instanceId", instance.instance_id().to_owned()),
+                Label::new(
+                    "serviceInstance.instanceId",
+                    instance.instance_id().to_owned(),
+                ),
                 Label::new("serviceInstance.host", instance.host().to_owned()),
                 Label::new("serviceInstance.port", instance.port().to_string()),
                 Label::new("serviceInstance.secure", instance.is_secure().to_string()),
@@ -86,7 +89,11 @@ impl InstanceMetrics {
         match outcome {
             AttemptOutcome::Response(status) => {
                 let class = usize::from(status.as_u16() / 100);
-                let index = if (1..=5).contains(&class) { class - 1 } else { 5 };
+                let index = if (1..=5).contains(&class) {
+                    class - 1
+                } else {
+                    5
+                };
                 self.success[index].increment(1);
             }
             AttemptOutcome::Failed(_) => self.failed.increment(1),
