@@ -45,36 +45,39 @@ impl ServiceMetrics {
     }
 }
 
-/// The handles of one instance, tagged as Spring tags them.
+/// The handles of one instance, tagged as Spring tags them. Every outcome's counter is
+/// registered with the instance, so an attempt never allocates, and every series starts at zero
+/// (as Prometheus advises for known label values).
 pub(crate) struct InstanceMetrics {
     active: Gauge,
     success: [Counter; OUTCOMES.len()],
     failed: Counter,
 }
 
+/// Spring's `serviceInstance.*` tags (and `serviceId`).
+fn tags(instance: &ServiceInstance) -> Vec<Label> {
+    vec![
+        Label::new("serviceId", instance.service_id().to_owned()),
+        Label::new(
+            "serviceInstance.instanceId",
+            instance.instance_id().to_owned(),
+        ),
+        Label::new("serviceInstance.host", instance.host().to_owned()),
+        Label::new("serviceInstance.port", instance.port().to_string()),
+        Label::new("serviceInstance.secure", instance.is_secure().to_string()),
+    ]
+}
+
 impl InstanceMetrics {
     pub(crate) fn new(instance: &ServiceInstance) -> Self {
-        let tags = || {
-            vec![
-                Label::new("serviceId", instance.service_id().to_owned()),
-                Label::new(
-                    "serviceInstance.instanceId",
-                    instance.instance_id().to_owned(),
-                ),
-                Label::new("serviceInstance.host", instance.host().to_owned()),
-                Label::new("serviceInstance.port", instance.port().to_string()),
-                Label::new("serviceInstance.secure", instance.is_secure().to_string()),
-            ]
-        };
-        let success = OUTCOMES.map(|outcome| {
-            let mut labels = tags();
-            labels.push(Label::from_static_parts("outcome", outcome));
-            metrics::counter!(SUCCESS, labels)
-        });
         InstanceMetrics {
-            active: metrics::gauge!(ACTIVE, tags()),
-            success,
-            failed: metrics::counter!(FAILED, tags()),
+            active: metrics::gauge!(ACTIVE, tags(instance)),
+            success: OUTCOMES.map(|outcome| {
+                let mut labels = tags(instance);
+                labels.push(Label::from_static_parts("outcome", outcome));
+                metrics::counter!(SUCCESS, labels)
+            }),
+            failed: metrics::counter!(FAILED, tags(instance)),
         }
     }
 
