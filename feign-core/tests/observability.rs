@@ -241,6 +241,43 @@ async fn a_resolved_call_names_the_instance_it_used() {
     assert_eq!(span.field("server.address"), Some("127.0.0.1"));
 }
 
+/// Offers one instance to the first attempt and none after that.
+struct OnceThenNone {
+    url: String,
+}
+
+impl Resolver for OnceThenNone {
+    fn choose(&self, request: &ChooseRequest<'_>) -> Result<Chosen, Error> {
+        match request.attempt {
+            1 => Ok(Chosen::new(self.url.as_str(), "orders-1")),
+            _ => Err(Error::no_instance(request.service, "none registered")),
+        }
+    }
+}
+
+#[tokio::test]
+async fn the_last_attempt_decides_the_error_type() {
+    let server = orders_server().await;
+    let client = OrderClient::name_only()
+        .load_balancer(OnceThenNone { url: server.url() })
+        .retryer(
+            Retryer::default()
+                .jitter(false)
+                .period(Duration::from_millis(1))
+                .max_attempts(2),
+        )
+        .build()
+        .unwrap();
+    let (recorder, _guard) = record_spans();
+
+    let error = client.get_item("1", "2").await.unwrap_err();
+    assert!(error.is_no_instance(), "{error:?}");
+
+    let span = recorder.only_span();
+    assert_eq!(span.field("error.type"), Some("no_instance"), "{span:?}");
+    assert_eq!(span.field("http.response.status_code"), None);
+}
+
 #[tokio::test]
 async fn no_span_is_made_when_the_subscriber_filters_info_out() {
     let server = orders_server().await;

@@ -71,7 +71,8 @@
 //!   re-picked every 10–30 min; timeouts 5 s connect / 8 s read; failing heartbeats and fetches
 //!   back off ×2 up to 10× the interval, with jitter. Eureka down at start: the client starts
 //!   with an empty registry; down later: the cached instances keep being served and
-//!   [`EurekaClient::staleness`] says how old they are. Dropping the client stops its tasks
+//!   [`EurekaClient::staleness`] says how old they are (also the `metrics` gauge
+//!   `eureka.client.registry.staleness`, in seconds). Dropping the client stops its tasks
 //!   without panicking; [`EurekaClient::shutdown`] is bounded even when Eureka hangs.
 
 mod client;

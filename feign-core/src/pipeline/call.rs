@@ -5,7 +5,6 @@ use std::sync::Arc;
 use http::header::AUTHORIZATION;
 use http::{HeaderValue, Method, StatusCode};
 use tokio::time::Instant;
-use tracing::Instrument;
 
 use super::args::RequestArgs;
 use super::body::{self, OverLimit};
@@ -18,21 +17,8 @@ use crate::resolve::{AttemptOutcome, ChooseRequest};
 use crate::retry::{RetryContext, RetryDecision};
 use crate::{log, Error, Response};
 
-/// Runs a call in its span; `Ok(None)` is a 404 when `optional`.
+/// Runs a call; `Ok(None)` is a 404 when `optional`. `observation` hears of its attempts.
 pub(super) async fn run(
-    inner: &CoreInner,
-    args: RequestArgs,
-    optional: bool,
-) -> Result<Option<Response>, Error> {
-    let observation = CallObservation::start(inner.client_meta, args.meta);
-    let result = call(inner, args, optional, &observation)
-        .instrument(observation.span().clone())
-        .await;
-    observation.finish(&result);
-    result
-}
-
-async fn call(
     inner: &CoreInner,
     args: RequestArgs,
     optional: bool,

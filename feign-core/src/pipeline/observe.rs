@@ -1,6 +1,7 @@
 //! Observing a call: one outcome per attempt for the balancer, and a span and metrics per call.
 
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::atomic::{AtomicU16, Ordering};
 use std::sync::{Arc, OnceLock, RwLock};
 
@@ -57,7 +58,35 @@ struct MethodTelemetry {
 type MethodKey = (usize, usize);
 
 /// Telemetry per (client, method) metadata pair; both are `static`s, so the map stays small.
-static METHODS: OnceLock<RwLock<HashMap<MethodKey, &'static MethodTelemetry>>> = OnceLock::new();
+static METHODS: OnceLock<RwLock<HashMap<MethodKey, &'static MethodTelemetry, AddressHash>>> =
+    OnceLock::new();
+
+/// Hashes the addresses of two statics: a multiply and a rotate per word, as the map is only
+/// ever keyed by addresses the program itself holds (SipHash's flooding resistance is not needed).
+type AddressHash = BuildHasherDefault<AddressHasher>;
+
+#[derive(Default)]
+struct AddressHasher(u64);
+
+impl Hasher for AddressHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        for byte in bytes {
+            self.write_u64(u64::from(*byte));
+        }
+    }
+
+    fn write_usize(&mut self, n: usize) {
+        self.write_u64(n as u64);
+    }
+
+    fn write_u64(&mut self, n: u64) {
+        self.0 = (self.0.rotate_left(5) ^ n).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
 
 fn telemetry(client: &'static ClientMeta, meta: &'static MethodMeta) -> &'static MethodTelemetry {
     let key = (
@@ -120,7 +149,6 @@ impl CallObservation {
 
     /// An attempt is about to be sent to `uri`, on `instance` when a resolver chose one.
     pub(crate) fn on_attempt(&self, attempt: u32, instance: Option<&str>, uri: &http::Uri) {
-        self.last_status.store(0, Ordering::Relaxed);
         if self.span.is_disabled() {
             return;
         }
@@ -148,8 +176,10 @@ impl CallObservation {
         self.last_status.store(status.as_u16(), Ordering::Relaxed);
     }
 
-    /// The retry policy allowed another attempt.
+    /// The retry policy allowed another attempt: what the last one got no longer describes the
+    /// call.
     pub(crate) fn on_retry(&self) {
+        self.last_status.store(0, Ordering::Relaxed);
         self.telemetry.metrics.record_retry();
     }
 
