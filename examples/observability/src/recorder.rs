@@ -95,10 +95,13 @@ enum Kind {
     Histogram,
 }
 
+/// A registered series: its key, its kind and where its value is kept.
+type Registered = (SeriesKey, Kind, Arc<Cell>);
+
 /// Keeps every registered series; cloning shares them.
 #[derive(Clone, Default)]
 pub struct MemoryRecorder {
-    series: Arc<Mutex<Vec<(SeriesKey, Kind, Arc<Cell>)>>>,
+    series: Arc<Mutex<Vec<Registered>>>,
 }
 
 impl MemoryRecorder {
