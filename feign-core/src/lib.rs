@@ -49,7 +49,8 @@
 //! | Stage | Trait | Default | Builder method |
 //! |---|---|---|---|
 //! | Expand the template (path, query, headers, body) | compiled by the macro | values percent-encoded, checked | — |
-//! | Change the request | [`RequestInterceptor`] | none; ready: [`BearerAuth`], [`BasicAuth`], [`DefaultHeaders`], [`RequestId`] | [`interceptor`](Builder::interceptor) |
+//! | Observe the call | a `tracing` span and `metrics` per call | on; free without a subscriber or recorder | — |
+//! | Change the request | [`RequestInterceptor`] | none; ready: [`BearerAuth`] (fixed or [refreshing](BearerAuth::refreshing)), [`BasicAuth`], [`DefaultHeaders`], [`RequestId`], [`W3cTraceparent`] | [`interceptor`](Builder::interceptor) |
 //! | Pick the target | [`Resolver`] | the fixed URL | [`url`](Builder::url), [`load_balancer`](Builder::load_balancer) |
 //! | Encode the body | [`Encoder`] | [`JsonEncoder`]; also [`FormEncoder`] | [`encoder`](Builder::encoder) |
 //! | Send | [`Client`] | [`ReqwestClient`] (rustls, no redirects); any tower service via [`TowerClient`] | [`client`](Builder::client), [`tower_client`](Builder::tower_client) |
@@ -61,6 +62,39 @@
 //! Every strategy is an object-safe `Send + Sync` trait stored as an `Arc<dyn …>`, with a
 //! closure adapter ([`interceptor_fn`], [`encoder_fn`], [`decoder_fn`], [`error_decoder_fn`],
 //! [`retry_fn`], [`client_fn`]).
+//!
+//! # Observability
+//!
+//! Every call runs in one `tracing` span at `INFO`, target `feign_core`, **named by its
+//! templated route** (`GET /orders/{id}`, never the expanded URL), with OpenTelemetry's HTTP
+//! client attributes as fields, ready for `tracing-opentelemetry`:
+//!
+//! | field | value |
+//! |---|---|
+//! | `otel.name`, `otel.kind` | the route; `client` |
+//! | `http.request.method`, `url.template` | `GET`; `/orders/{id}` (a literal query is left out) |
+//! | `server.address`, `server.port`, `feign.instance.id` | the instance the last attempt went to |
+//! | `http.response.status_code` | the final status |
+//! | `error.type`, `otel.status_code` | the status (`503`) or the failure kind (`timeout`, `connect`, `transport`, `body`, `no_instance`, `interceptor`...); `ERROR` |
+//! | `http.request.resend_count` | retries, when there were any |
+//! | `feign.client`, `feign.method_key` | the service name; `OrderService#get_order` |
+//! | `trace_id`, `span_id` | set by [`W3cTraceparent`]: the ids sent in `traceparent` |
+//!
+//! Argument values, query values and credentials never reach a span. A span exists only when a
+//! subscriber wants it: otherwise the cost is one atomic load.
+//!
+//! Metrics go through the [`metrics`](https://docs.rs/metrics) facade, a no-op until the
+//! application installs a recorder (install it before the first call: handles are registered on
+//! first use and kept):
+//!
+//! | metric | kind | labels |
+//! |---|---|---|
+//! | `http.client.request.duration` | histogram, seconds, per call (retries included) | `client`, `method_key`, `http.request.method`, `url.template`, `outcome` (Spring's `SUCCESS`, `CLIENT_ERROR`, `SERVER_ERROR`, `REDIRECTION`, `INFORMATIONAL`, `UNKNOWN`), `http.response.status_code` when a response arrived, `error.type` when the call failed |
+//! | `feign.client.retries` | counter | `client`, `method_key` |
+//!
+//! Labels come from the method's static metadata and the status only, so the number of series
+//! is bounded by the templated routes. feign-lb adds Spring's `loadbalancer.requests.*` and
+//! feign-eureka `eureka.client.registry.staleness`.
 //!
 //! # Safe by default
 //!
@@ -166,8 +200,9 @@ pub use codec::{
 };
 pub use error::{BoxError, Error};
 pub use interceptor::{
-    interceptor_fn, BasicAuth, BearerAuth, DefaultHeaders, FnInterceptor, RequestId,
-    RequestInterceptor, RequestTemplate,
+    interceptor_fn, token_provider_fn, AccessToken, BasicAuth, BearerAuth, DefaultHeaders,
+    FnInterceptor, FnTokenProvider, RequestId, RequestInterceptor, RequestTemplate, TokenProvider,
+    TraceContext, TraceContextProvider, W3cTraceparent, TRACEPARENT, TRACESTATE,
 };
 pub use options::{LogLevel, Options};
 pub use resolve::{AttemptOutcome, CallObserver, ChooseRequest, Chosen, Resolver};

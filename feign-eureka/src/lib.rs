@@ -74,7 +74,8 @@
 //!   Eureka down at start: the client starts with an empty registry, or serves a
 //!   [`BackupRegistry`] (a saved registry file and/or fixed instances) until a fetch succeeds;
 //!   down later: the cached instances keep being served and [`EurekaClient::staleness`] says
-//!   how old they are. Dropping the client stops its tasks without panicking;
+//!   how old they are (also the `metrics` gauge `eureka.client.registry.staleness`, in
+//!   seconds). Dropping the client stops its tasks without panicking;
 //!   [`EurekaClient::shutdown`] is bounded even when Eureka hangs.
 //! * **Cost**: a full fetch takes over the instances that did not change from the previous
 //!   registry, so a periodic full fetch of a steady registry costs about its parse; a

@@ -56,7 +56,11 @@
 //! registered or all were filtered out.
 //!
 //! Lifecycle hooks ([`LifecycleHook`]) and [`Counters`] are named after Spring's
-//! (`loadbalancer.requests.active|success|failed|discard`).
+//! (`loadbalancer.requests.active|success|failed|discard`). The same four are published through
+//! the `metrics` facade with Spring's tags: `active` (a gauge), `success` (with `outcome`) and
+//! `failed` per instance (`serviceId`, `serviceInstance.instanceId`, `serviceInstance.host`,
+//! `serviceInstance.port`, `serviceInstance.secure`), `discard` per `serviceId`. Install the
+//! recorder before the balancer first sees an instance.
 //!
 //! # Configuration
 //!
@@ -98,6 +102,7 @@ mod config;
 mod filter;
 mod instance;
 mod lifecycle;
+mod metrics;
 mod retry;
 mod rng;
 mod service;

@@ -11,6 +11,7 @@ use crate::clock::{nanos, Clock};
 use crate::config::{Ejection, PeakEwma, Policy, SlowStart};
 use crate::filter::{self, Filters, HINT_KEY, VERSION_KEY};
 use crate::lifecycle::{Completion, CompletionStatus, LifecycleHook, LiveCounters};
+use crate::metrics::ServiceMetrics;
 use crate::retry::LbRetryPolicy;
 use crate::rng::Rng;
 use crate::snapshot::{is_canary, Snapshot};
@@ -30,6 +31,7 @@ pub(crate) struct ServiceShared {
     pub(crate) failed_ttl_ns: u64,
     pub(crate) panic_threshold: f64,
     pub(crate) counters: LiveCounters,
+    pub(crate) metrics: ServiceMetrics,
     pub(crate) hooks: Arc<[Arc<dyn LifecycleHook>]>,
     pub(crate) snapshot: ArcSwap<Snapshot>,
     /// Instances ejected now (expired ejections are subtracted when first noticed).
@@ -140,6 +142,7 @@ impl ServiceLb {
             failed_ttl_ns: nanos(failed_ttl),
             panic_threshold: settings.panic_threshold,
             counters: LiveCounters::default(),
+            metrics: ServiceMetrics::new(name),
             hooks: settings.hooks.clone(),
             snapshot: ArcSwap::from_pointee(Snapshot::empty()),
             ejected: AtomicUsize::new(0),
@@ -203,6 +206,7 @@ impl ServiceLb {
 
     fn discard(&self, error: Error) -> Error {
         LiveCounters::bump(&self.shared.counters.discard);
+        self.shared.metrics.discarded();
         if !self.shared.hooks.is_empty() {
             let completion = Completion {
                 service: &self.shared.name,

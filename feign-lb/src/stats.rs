@@ -9,6 +9,7 @@ use feign_core::{AttemptOutcome, CallObserver};
 
 use crate::clock::nanos;
 use crate::lifecycle::{Completion, CompletionStatus, LiveCounters};
+use crate::metrics::InstanceMetrics;
 use crate::service::ServiceShared;
 use crate::ServiceInstance;
 
@@ -26,6 +27,7 @@ pub(crate) struct InstanceStats {
     ejection_level: AtomicU32,
     ramp_start: AtomicU64,
     failed_until: AtomicU64,
+    metrics: InstanceMetrics,
 }
 
 impl InstanceStats {
@@ -37,6 +39,7 @@ impl InstanceStats {
         ramp_from: u64,
     ) -> Self {
         InstanceStats {
+            metrics: InstanceMetrics::new(&instance),
             instance,
             service,
             in_flight: AtomicU32::new(0),
@@ -56,6 +59,7 @@ impl InstanceStats {
 
     pub(crate) fn started(&self) {
         self.in_flight.fetch_add(1, Ordering::Relaxed);
+        self.metrics.started();
     }
 
     /// Whether the instance is ejected at `now`. An expired ejection is cleared here (once),
@@ -212,6 +216,7 @@ impl CallObserver for InstanceStats {
         let _ = self
             .in_flight
             .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| n.checked_sub(1));
+        self.metrics.completed(outcome);
         let Some(shared) = self.service.upgrade() else {
             return;
         };
@@ -242,6 +247,7 @@ impl CallObserver for InstanceStats {
             }
             _ => {
                 LiveCounters::bump(&shared.counters.discard);
+                shared.metrics.discarded();
                 CompletionStatus::Discard
             }
         };

@@ -4,6 +4,9 @@ mod auth;
 mod defaults;
 mod headers;
 mod template;
+mod token;
+mod trace_context;
+mod traceparent;
 
 use async_trait::async_trait;
 
@@ -14,6 +17,9 @@ pub use auth::{BasicAuth, BearerAuth};
 pub(crate) use defaults::Defaults;
 pub use headers::{DefaultHeaders, RequestId};
 pub use template::RequestTemplate;
+pub use token::{token_provider_fn, AccessToken, FnTokenProvider, TokenProvider};
+pub use trace_context::{TraceContext, TRACEPARENT, TRACESTATE};
+pub use traceparent::{TraceContextProvider, W3cTraceparent};
 
 /// Sees and may change every request of a client before it is sent: method, URL, headers and
 /// body, with the method key at hand. Interceptors run in registration order, once per call

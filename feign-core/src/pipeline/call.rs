@@ -8,7 +8,7 @@ use tokio::time::Instant;
 
 use super::args::RequestArgs;
 use super::body::{self, OverLimit};
-use super::observe::AttemptGuard;
+use super::observe::{AttemptGuard, CallObservation};
 use super::{CoreInner, Target};
 use crate::client::SendOptions;
 use crate::interceptor::RequestTemplate;
@@ -17,11 +17,12 @@ use crate::resolve::{AttemptOutcome, ChooseRequest};
 use crate::retry::{RetryContext, RetryDecision};
 use crate::{log, Error, Response};
 
-/// Runs a call; `Ok(None)` is a 404 when `optional`.
+/// Runs a call; `Ok(None)` is a 404 when `optional`. `observation` hears of its attempts.
 pub(super) async fn run(
     inner: &CoreInner,
     args: RequestArgs,
     optional: bool,
+    observation: &CallObservation,
 ) -> Result<Option<Response>, Error> {
     let meta = args.meta;
     let mut template = args
@@ -40,6 +41,7 @@ pub(super) async fn run(
         template: &template,
         options,
         optional,
+        observation,
     };
     match options.get_total_timeout() {
         None => call.attempts(None).await,
@@ -84,6 +86,7 @@ struct Call<'a> {
     template: &'a RequestTemplate,
     options: Options,
     optional: bool,
+    observation: &'a CallObservation,
 }
 
 impl Call<'_> {
@@ -145,6 +148,7 @@ impl Call<'_> {
                     same_instance: same,
                 } if deadline.is_none_or(|d| now + delay < d) => {
                     log::retry(inner.log_level, key, attempt, delay);
+                    self.observation.on_retry();
                     if same {
                         same_instance = tried.last().cloned();
                     }
@@ -199,14 +203,24 @@ impl Call<'_> {
         // Parsing the owned string reuses its buffer; the URI is kept (a cheap clone) to name
         // the URL in errors.
         let (result, uri) = match http::Uri::try_from(url) {
-            Ok(uri) => (self.send(uri.clone(), authorization).await, Some(uri)),
+            Ok(uri) => {
+                let instance = match &self.inner.target {
+                    Target::Fixed { .. } => None,
+                    Target::Resolver(_) => tried.last().map(|id| &**id),
+                };
+                self.observation.on_attempt(attempt, instance, &uri);
+                (self.send(uri.clone(), authorization).await, Some(uri))
+            }
             Err(e) => (
                 Err(Error::request("invalid request url").with_source(e)),
                 None,
             ),
         };
         match &result {
-            Ok(response) => guard.finish(&AttemptOutcome::Response(response.status())),
+            Ok(response) => {
+                self.observation.on_response(response.status());
+                guard.finish(&AttemptOutcome::Response(response.status()));
+            }
             Err(error) => guard.finish(&AttemptOutcome::Failed(error)),
         }
         (result, uri)

@@ -5,7 +5,9 @@ mod body;
 mod call;
 
 pub(crate) use call::split_userinfo;
+mod metrics;
 mod observe;
+mod span;
 mod validate;
 
 use std::fmt;
@@ -25,6 +27,26 @@ use crate::{Error, Response};
 
 pub use args::{HeaderMapArg, RequestArgs};
 pub(crate) use validate::{is_clean_header_value, is_forbidden_header};
+
+/// Runs a call in its span and records its metrics. A macro rather than an `async fn`: another
+/// layer of future would be moved, whole, on every call; the span's wrapper is paid only when a
+/// subscriber wants the span.
+macro_rules! observed_run {
+    ($core:expr, $args:expr, $optional:expr) => {{
+        let observation = observe::CallObservation::start($core.inner.client_meta, $args.meta);
+        let result = if observation.span().is_disabled() {
+            call::run(&$core.inner, $args, $optional, &observation).await
+        } else {
+            tracing::Instrument::instrument(
+                call::run(&$core.inner, $args, $optional, &observation),
+                observation.span().clone(),
+            )
+            .await
+        };
+        observation.finish(&result);
+        result
+    }};
+}
 
 /// A built client's shared state; generated clients hold one and call it for every method.
 #[derive(Clone)]
@@ -95,7 +117,7 @@ impl Core {
     /// Runs the call: a non-2xx response becomes the ErrorDecoder's error.
     pub async fn execute(&self, args: RequestArgs) -> Result<Response, Error> {
         let key = args.meta.key;
-        match call::run(&self.inner, args, false).await {
+        match observed_run!(self, args, false) {
             Ok(Some(response)) => Ok(response),
             Ok(None) => Err(Error::request("response unexpectedly dismissed").with_method_key(key)),
             Err(e) => Err(e),
@@ -104,7 +126,7 @@ impl Core {
 
     /// Runs the call, mapping a 404 to `None`.
     pub async fn execute_optional(&self, args: RequestArgs) -> Result<Option<Response>, Error> {
-        call::run(&self.inner, args, true).await
+        observed_run!(self, args, true)
     }
 
     /// Decodes a 2xx body into `T` with the client's Decoder.

@@ -1,10 +1,19 @@
-//! Guarantees one `AttemptOutcome` per chosen instance, even when the call is dropped.
+//! Observing a call: one outcome per attempt for the balancer, and a span and metrics per call.
 
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
+use std::sync::atomic::{AtomicU16, Ordering};
+use std::sync::{Arc, OnceLock, RwLock};
 
+use http::StatusCode;
 use tokio::time::Instant;
+use tracing::Span;
 
+use super::metrics::{Ending, MethodMetrics};
+use super::span::{self, RouteCallsite};
+use crate::meta::{ClientMeta, HttpMethod, MethodMeta};
 use crate::resolve::{AttemptOutcome, CallObserver};
+use crate::{Error, Response};
 
 /// Reports how an attempt ended to its instance's observer, exactly once: through
 /// [`AttemptGuard::finish`], or as `Discarded` when dropped unfinished.
@@ -33,5 +42,216 @@ impl Drop for AttemptGuard {
         if let Some(observer) = self.observer.take() {
             observer.on_complete(&AttemptOutcome::Discarded, self.started.elapsed());
         }
+    }
+}
+
+/// What is kept per client method for its spans and metrics, made on its first call.
+struct MethodTelemetry {
+    /// The route without its query, e.g. `GET /orders/{id}`: the span name.
+    route: &'static str,
+    /// The route's path template, e.g. `/orders/{id}`: `url.template`.
+    template: &'static str,
+    callsite: OnceLock<&'static RouteCallsite>,
+    metrics: MethodMetrics,
+}
+
+type MethodKey = (usize, usize);
+
+/// Telemetry per (client, method) metadata pair; both are `static`s, so the map stays small.
+static METHODS: OnceLock<RwLock<HashMap<MethodKey, &'static MethodTelemetry, AddressHash>>> =
+    OnceLock::new();
+
+/// Hashes the addresses of two statics: a multiply and a rotate per word, as the map is only
+/// ever keyed by addresses the program itself holds (SipHash's flooding resistance is not needed).
+type AddressHash = BuildHasherDefault<AddressHasher>;
+
+#[derive(Default)]
+struct AddressHasher(u64);
+
+impl Hasher for AddressHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        for byte in bytes {
+            self.write_u64(u64::from(*byte));
+        }
+    }
+
+    fn write_usize(&mut self, n: usize) {
+        self.write_u64(n as u64);
+    }
+
+    fn write_u64(&mut self, n: u64) {
+        self.0 = (self.0.rotate_left(5) ^ n).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+fn telemetry(client: &'static ClientMeta, meta: &'static MethodMeta) -> &'static MethodTelemetry {
+    let key = (
+        std::ptr::from_ref(client) as usize,
+        std::ptr::from_ref(meta) as usize,
+    );
+    let methods = METHODS.get_or_init(RwLock::default);
+    if let Some(found) = methods.read().unwrap_or_else(|e| e.into_inner()).get(&key) {
+        return found;
+    }
+    let mut methods = methods.write().unwrap_or_else(|e| e.into_inner());
+    methods.entry(key).or_insert_with(|| {
+        // A literal query in the template is static, but it stays out of names and labels.
+        let route = meta.route.split('?').next().unwrap_or(meta.route);
+        let template = route.split_once(' ').map_or(route, |(_, path)| path);
+        Box::leak(Box::new(MethodTelemetry {
+            route,
+            template,
+            callsite: OnceLock::new(),
+            metrics: MethodMetrics::new(client, meta, template),
+        }))
+    })
+}
+
+/// One call's span and metrics: opened before the interceptors run, finished with its result.
+pub(crate) struct CallObservation {
+    telemetry: &'static MethodTelemetry,
+    method: &'static str,
+    span: Span,
+    started: Instant,
+    /// The status of the last attempt that got a response; 0 when the last one got none.
+    last_status: AtomicU16,
+}
+
+impl CallObservation {
+    pub(crate) fn start(client: &'static ClientMeta, meta: &'static MethodMeta) -> Self {
+        let telemetry = telemetry(client, meta);
+        let method = method_name(meta.method);
+        let span = if span::maybe_enabled() {
+            telemetry
+                .callsite
+                .get_or_init(|| RouteCallsite::register(telemetry.route))
+                .span(client, meta, method, telemetry.template)
+        } else {
+            Span::none()
+        };
+        CallObservation {
+            telemetry,
+            method,
+            span,
+            started: Instant::now(),
+            last_status: AtomicU16::new(0),
+        }
+    }
+
+    /// The call's span: a disabled one when no subscriber is interested.
+    pub(crate) fn span(&self) -> &Span {
+        &self.span
+    }
+
+    /// An attempt is about to be sent to `uri`, on `instance` when a resolver chose one.
+    pub(crate) fn on_attempt(&self, attempt: u32, instance: Option<&str>, uri: &http::Uri) {
+        if self.span.is_disabled() {
+            return;
+        }
+        if let Some(host) = uri.host() {
+            self.span.record("server.address", host);
+        }
+        let port = uri.port_u16().or(match uri.scheme_str() {
+            Some("https") => Some(443),
+            Some("http") => Some(80),
+            _ => None,
+        });
+        if let Some(port) = port {
+            self.span.record("server.port", port);
+        }
+        if let Some(instance) = instance {
+            self.span.record("feign.instance.id", instance);
+        }
+        if attempt > 1 {
+            self.span.record("http.request.resend_count", attempt - 1);
+        }
+    }
+
+    /// An attempt got a response with `status`.
+    pub(crate) fn on_response(&self, status: StatusCode) {
+        self.last_status.store(status.as_u16(), Ordering::Relaxed);
+    }
+
+    /// The retry policy allowed another attempt: what the last one got no longer describes the
+    /// call.
+    pub(crate) fn on_retry(&self) {
+        self.last_status.store(0, Ordering::Relaxed);
+        self.telemetry.metrics.record_retry();
+    }
+
+    /// The call ended with `result`: records the status or error on the span and the duration.
+    pub(crate) fn finish(&self, result: &Result<Option<Response>, Error>) {
+        let (status, error_kind) = match result {
+            Ok(Some(response)) => (response.status().as_u16(), None),
+            Ok(None) => (StatusCode::NOT_FOUND.as_u16(), None),
+            Err(error) => match error.status().map(|s| s.as_u16()) {
+                Some(status) => (status, None),
+                None => match self.last_status.load(Ordering::Relaxed) {
+                    0 => (0, Some(error_kind(error))),
+                    status => (status, None),
+                },
+            },
+        };
+        if !self.span.is_disabled() {
+            if status != 0 {
+                self.span.record("http.response.status_code", status);
+            }
+            if let Some(kind) = error_kind {
+                self.span.record("error.type", kind);
+            } else if status >= 400 {
+                self.span.record("error.type", status);
+            }
+            if error_kind.is_some() || status >= 400 {
+                self.span.record("otel.status_code", "ERROR");
+            }
+        }
+        let ending = Ending {
+            method: self.method,
+            status,
+            error_kind,
+        };
+        self.telemetry
+            .metrics
+            .record_duration(ending, self.started.elapsed());
+    }
+}
+
+fn method_name(method: HttpMethod) -> &'static str {
+    match method {
+        HttpMethod::Get => "GET",
+        HttpMethod::Post => "POST",
+        HttpMethod::Put => "PUT",
+        HttpMethod::Delete => "DELETE",
+        HttpMethod::Patch => "PATCH",
+        HttpMethod::Head => "HEAD",
+    }
+}
+
+/// `error.type` of a call that failed without a response: a short, fixed kind.
+fn error_kind(error: &Error) -> &'static str {
+    if error.is_timeout() {
+        "timeout"
+    } else if error.is_connect() {
+        "connect"
+    } else if error.is_too_large() {
+        "body_too_large"
+    } else if error.is_body() {
+        "body"
+    } else if error.is_transport() {
+        "transport"
+    } else if error.is_no_instance() {
+        "no_instance"
+    } else if error.is_interceptor() {
+        "interceptor"
+    } else if error.is_request() {
+        "request"
+    } else if error.is_decode() {
+        "decode"
+    } else {
+        "_OTHER"
     }
 }

@@ -80,8 +80,15 @@ impl Discovery {
         tracing::warn!(target: "feign_eureka", count = excluded.len(), sample = %sample.join(", "), "instances with unusable registrations are not routed to");
     }
 
-    /// One fetch: a delta when possible (with hash reconciliation), else a full fetch.
+    /// One fetch, then the staleness gauge updated whether it worked or not.
     pub(crate) async fn fetch(&self, transport: &Transport) -> Result<(), String> {
+        let result = self.fetch_once(transport).await;
+        self.shared.staleness();
+        result
+    }
+
+    /// One fetch: a delta when possible (with hash reconciliation), else a full fetch.
+    async fn fetch_once(&self, transport: &Transport) -> Result<(), String> {
         let _guard = self.fetching.lock().await;
         let current = self.shared.snapshot();
         let full = self.config.disable_delta

@@ -217,8 +217,12 @@ impl EurekaClient {
     }
 
     /// How long ago the registry was last fetched successfully; `None` if it never was.
+    ///
+    /// The same figure is published as the gauge `eureka.client.registry.staleness` (seconds)
+    /// through the `metrics` facade after every fetch attempt, failed ones included, and on
+    /// every call of this method: call it from a metrics scrape to read it up to date.
     pub fn staleness(&self) -> Option<Duration> {
-        self.inner.shared.last_fetch().map(|at| at.elapsed())
+        self.inner.shared.staleness()
     }
 
     /// The registered instance id, if this client registers.

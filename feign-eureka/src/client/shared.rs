@@ -10,12 +10,17 @@ use tokio::time::Instant;
 use super::registry::Snapshot;
 use super::routing::RoutingPolicy;
 
+/// The gauge of [`Shared::staleness`], in seconds.
+pub(crate) const STALENESS: &str = "eureka.client.registry.staleness";
+
 /// The published registry snapshot, its version, and when it was last refreshed.
 pub(crate) struct Shared {
     snapshot: ArcSwap<Snapshot>,
     version: AtomicU64,
     version_tx: watch::Sender<u64>,
     last_fetch: Mutex<Option<Instant>>,
+    /// [`STALENESS`], set after every fetch attempt and every read of the staleness.
+    staleness: metrics::Gauge,
     pub(crate) policy: RoutingPolicy,
 }
 
@@ -27,6 +32,14 @@ impl Shared {
             version: AtomicU64::new(0),
             version_tx,
             last_fetch: Mutex::new(None),
+            staleness: {
+                metrics::describe_gauge!(
+                    STALENESS,
+                    metrics::Unit::Seconds,
+                    "Time since the local registry was last fetched successfully"
+                );
+                metrics::gauge!(STALENESS)
+            },
             policy,
         })
     }
@@ -51,6 +64,15 @@ impl Shared {
     /// When the registry was last fetched successfully.
     pub(crate) fn last_fetch(&self) -> Option<Instant> {
         *self.last_fetch.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// How long ago the registry was last fetched successfully, also set on [`STALENESS`].
+    pub(crate) fn staleness(&self) -> Option<std::time::Duration> {
+        let staleness = self.last_fetch().map(|at| at.elapsed());
+        if let Some(staleness) = staleness {
+            self.staleness.set(staleness.as_secs_f64());
+        }
+        staleness
     }
 
     pub(crate) fn version(&self) -> u64 {

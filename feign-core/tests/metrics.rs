@@ -1,0 +1,170 @@
+//! Call metrics read back from `metrics-util`'s DebuggingRecorder, installed once for this test
+//! binary before any call; each test uses its own client method so its series are its own, and
+//! tests run one at a time.
+
+mod support;
+
+use std::collections::BTreeMap;
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use axum::extract::Path;
+use axum::http::StatusCode;
+use axum::routing::get;
+use axum::{Json, Router};
+use feign_core::Retryer;
+use metrics_util::debugging::{DebugValue, DebuggingRecorder, Snapshotter};
+use support::{Order, OrderClient, Server};
+
+/// Held by each test: a snapshot drains every series, so tests must not read each other's.
+static EXCLUSIVE: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
+fn snapshotter() -> &'static Snapshotter {
+    static SNAPSHOTTER: OnceLock<Snapshotter> = OnceLock::new();
+    SNAPSHOTTER.get_or_init(|| {
+        let recorder = DebuggingRecorder::new();
+        let snapshotter = recorder.snapshotter();
+        recorder
+            .install()
+            .expect("no other recorder in this binary");
+        snapshotter
+    })
+}
+
+/// Every series of metric `name` whose `method_key` is `key`: its labels and its value.
+/// Taking a snapshot resets counters, so each test reads once.
+fn series(name: &str, key: &str) -> Vec<(BTreeMap<String, String>, DebugValue)> {
+    snapshotter()
+        .snapshot()
+        .into_vec()
+        .into_iter()
+        .filter(|(k, ..)| k.key().name() == name)
+        .map(|(k, _, _, value)| {
+            let labels: BTreeMap<String, String> = k
+                .key()
+                .labels()
+                .map(|l| (l.key().to_owned(), l.value().to_owned()))
+                .collect();
+            (labels, value)
+        })
+        .filter(|(labels, _)| labels.get("method_key").map(String::as_str) == Some(key))
+        .collect()
+}
+
+fn labels(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+    pairs
+        .iter()
+        .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+        .collect()
+}
+
+async fn server() -> Server {
+    Server::start(
+        Router::new()
+            .route(
+                "/api/orders/{id}",
+                get(|Path(id): Path<u64>| async move {
+                    Json(Order {
+                        id,
+                        item: "book".into(),
+                    })
+                }),
+            )
+            .route(
+                "/api/orders/{id}/items/{item}",
+                get(|| async { (StatusCode::SERVICE_UNAVAILABLE, "busy") }),
+            ),
+    )
+    .await
+}
+
+#[tokio::test]
+async fn durations_are_recorded_per_route_and_status_without_argument_values() {
+    let _exclusive = EXCLUSIVE.lock().await;
+    snapshotter();
+    let server = server().await;
+    let client = OrderClient::builder().url(server.url()).build().unwrap();
+    for id in [111u64, 222, 333] {
+        client.get_order(&id).await.unwrap();
+    }
+    let found = series("http.client.request.duration", "OrderService#get_order");
+    assert_eq!(found.len(), 1, "one series for three ids: {found:?}");
+    let (labels_seen, value) = &found[0];
+    assert_eq!(
+        labels_seen,
+        &labels(&[
+            ("client", "order-service"),
+            ("method_key", "OrderService#get_order"),
+            ("http.request.method", "GET"),
+            ("url.template", "/orders/{id}"),
+            ("outcome", "SUCCESS"),
+            ("http.response.status_code", "200"),
+        ])
+    );
+    match value {
+        DebugValue::Histogram(values) => {
+            assert_eq!(values.len(), 3);
+            assert!(values.iter().all(|v| v.0 > 0.0 && v.0 < 60.0), "{values:?}");
+        }
+        other => panic!("not a histogram: {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn server_errors_and_retries_are_counted() {
+    let _exclusive = EXCLUSIVE.lock().await;
+    snapshotter();
+    let server = server().await;
+    let client = OrderClient::builder()
+        .url(server.url())
+        .retryer(
+            Retryer::default()
+                .jitter(false)
+                .period(Duration::from_millis(1))
+                .max_attempts(3),
+        )
+        .build()
+        .unwrap();
+    client.get_item("1", "2").await.unwrap_err();
+    let key = "OrderService#get_item";
+    let retries = series("feign.client.retries", key);
+    assert_eq!(
+        retries,
+        vec![(
+            labels(&[("client", "order-service"), ("method_key", key)]),
+            DebugValue::Counter(2)
+        )]
+    );
+    let durations = series("http.client.request.duration", key);
+    assert_eq!(durations.len(), 1, "{durations:?}");
+    let (seen, _) = &durations[0];
+    assert_eq!(seen.get("outcome").unwrap(), "SERVER_ERROR");
+    assert_eq!(seen.get("http.response.status_code").unwrap(), "503");
+    assert_eq!(seen.get("error.type").unwrap(), "503");
+    assert_eq!(
+        seen.get("url.template").unwrap(),
+        "/orders/{id}/items/{item}"
+    );
+}
+
+#[tokio::test]
+async fn a_failure_without_response_is_unknown_with_its_error_type() {
+    let _exclusive = EXCLUSIVE.lock().await;
+    snapshotter();
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", closed.local_addr().unwrap());
+    drop(closed);
+    let client = OrderClient::builder()
+        .url(url)
+        .retryer(Retryer::never())
+        .build()
+        .unwrap();
+    client.cancel("9").await.unwrap_err();
+    let durations = series("http.client.request.duration", "OrderService#cancel");
+    assert_eq!(durations.len(), 1, "{durations:?}");
+    let (seen, _) = &durations[0];
+    assert_eq!(seen.get("outcome").unwrap(), "UNKNOWN");
+    assert_eq!(seen.get("error.type").unwrap(), "connect");
+    assert_eq!(seen.get("http.request.method").unwrap(), "DELETE");
+    assert!(!seen.contains_key("http.response.status_code"), "{seen:?}");
+}
