@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 
-use crate::__private::FromCore;
+use crate::__private::{ClientTrait, FromCore};
 use crate::client::{Client, ReqwestClient, SendOptions, TowerClient};
 use crate::codec::{Decoder, DefaultErrorDecoder, Encoder, ErrorDecoder};
 use crate::error::BoxError;
@@ -14,6 +14,9 @@ use crate::interceptor::RequestInterceptor;
 use crate::meta::ClientMeta;
 use crate::options::{LogLevel, Options};
 use crate::pipeline::{Core, CoreInner, Limits, Target};
+use crate::resilience::{
+    BulkheadConfig, CircuitBreakerConfig, FailureClassifier, Fallback, FallbackFactory,
+};
 use crate::resolve::Resolver;
 use crate::retry::{RetryPolicy, Retryer};
 use crate::Error;
@@ -36,6 +39,7 @@ pub struct Builder<C> {
     options: Options,
     log_level: LogLevel,
     limits: Limits,
+    resilience: crate::resilience::Settings,
     client_type: PhantomData<fn() -> C>,
 }
 
@@ -65,6 +69,7 @@ impl<C> Builder<C> {
                 request_target: DEFAULT_MAX_REQUEST_TARGET_BYTES,
                 header_bytes: DEFAULT_MAX_HEADER_BYTES,
             },
+            resilience: Default::default(),
             client_type: PhantomData,
         }
     }
@@ -175,6 +180,52 @@ impl<C> Builder<C> {
         self.limits.header_bytes = bytes;
         self
     }
+
+    // Resilience: circuit breaker, bulkhead, failure classifier (fallbacks are below, where the
+    // client's trait is known).
+
+    /// Puts every call, retries included, behind a circuit breaker (one per method unless
+    /// [`CircuitBreakerConfig::scope`] says per client). Default: none, as in Spring Cloud
+    /// OpenFeign; `CircuitBreakerConfig::default()` has Resilience4j's defaults.
+    pub fn circuit_breaker(mut self, config: CircuitBreakerConfig) -> Self {
+        self.resilience.circuit_breaker = Some(config);
+        self
+    }
+
+    /// Caps the calls of this client in flight at once. Default: no cap;
+    /// `BulkheadConfig::default()` has Resilience4j's defaults (25 calls, no wait).
+    pub fn bulkhead(mut self, config: BulkheadConfig) -> Self {
+        self.resilience.bulkhead = Some(config);
+        self
+    }
+
+    /// Decides which failed calls the circuit breaker counts as failures and a fallback
+    /// answers. Default: [`DefaultClassifier`](crate::DefaultClassifier) (5xx, timeouts and
+    /// connection failures; not 4xx).
+    pub fn failure_classifier(mut self, classifier: impl FailureClassifier) -> Self {
+        self.resilience.classifier = Some(Arc::new(classifier));
+        self
+    }
+}
+
+impl<C: ClientTrait> Builder<C> {
+    /// Answers failed calls with `fallback`, another implementation of the client's trait:
+    /// when the breaker refuses the call, the bulkhead is full, or the classifier counts the
+    /// error as a failure. Default: the `fallback = ..` of `#[feign_client]`, else none.
+    /// Replaces any fallback factory.
+    pub fn fallback(mut self, fallback: Arc<C::Trait>) -> Self {
+        self.resilience.fallback = Some(Fallback::Instance(fallback).erase());
+        self
+    }
+
+    /// Like [`Builder::fallback`], with the fallback made from each failed call's error.
+    /// Default: the `fallback_factory = ..` of `#[feign_client]`, else none. Replaces any
+    /// fallback.
+    pub fn fallback_factory(mut self, factory: impl FallbackFactory<C::Trait>) -> Self {
+        let factory: Arc<dyn FallbackFactory<C::Trait>> = Arc::new(factory);
+        self.resilience.fallback = Some(Fallback::Factory(factory).erase());
+        self
+    }
 }
 
 impl<C: FromCore> Builder<C> {
@@ -240,6 +291,7 @@ impl<C: FromCore> Builder<C> {
             options: self.options,
             log_level: self.log_level,
             limits: self.limits,
+            resilience: self.resilience.build(meta)?,
         };
         Ok(C::from_core(Core::new(inner)))
     }

@@ -79,6 +79,13 @@ pub trait FromCore: Sized {
     fn from_core(core: Core) -> Self;
 }
 
+/// The client's trait object, for the fallback setters of the builder. Generated for every
+/// client whose trait is object safe (no generic methods, no `impl Trait` parameters).
+pub trait ClientTrait {
+    /// `dyn Trait` of the client's trait.
+    type Trait: ?Sized + Send + Sync + 'static;
+}
+
 /// Starts the builder of a generated client.
 pub fn builder<C: FromCore>(meta: &'static ClientMeta) -> Builder<C> {
     Builder::new(meta)

@@ -19,6 +19,7 @@ use crate::codec::{Decoder, Encoder, ErrorDecoder};
 use crate::interceptor::RequestInterceptor;
 use crate::meta::{ClientMeta, MethodMeta};
 use crate::options::{LogLevel, Options};
+use crate::resilience::Resilience;
 use crate::resolve::Resolver;
 use crate::retry::RetryPolicy;
 use crate::{Error, Response};
@@ -67,6 +68,7 @@ pub(crate) struct CoreInner {
     pub(crate) options: Options,
     pub(crate) log_level: LogLevel,
     pub(crate) limits: Limits,
+    pub(crate) resilience: Resilience,
 }
 
 impl Core {
@@ -93,7 +95,7 @@ impl Core {
     /// Runs the call: a non-2xx response becomes the ErrorDecoder's error.
     pub async fn execute(&self, args: RequestArgs) -> Result<Response, Error> {
         let key = args.meta.key;
-        match call::run(&self.inner, args, false).await {
+        match self.run(args, false).await {
             Ok(Some(response)) => Ok(response),
             Ok(None) => Err(Error::request("response unexpectedly dismissed").with_method_key(key)),
             Err(e) => Err(e),
@@ -102,7 +104,28 @@ impl Core {
 
     /// Runs the call, mapping a 404 to `None`.
     pub async fn execute_optional(&self, args: RequestArgs) -> Result<Option<Response>, Error> {
-        call::run(&self.inner, args, true).await
+        self.run(args, true).await
+    }
+
+    /// The call, inside the circuit breaker and bulkhead when the client has them.
+    async fn run(&self, args: RequestArgs, optional: bool) -> Result<Option<Response>, Error> {
+        let resilience = &self.inner.resilience;
+        if !resilience.guards_calls() {
+            return call::run(&self.inner, args, optional).await;
+        }
+        let meta = args.meta;
+        resilience
+            .guard(meta, call::run(&self.inner, args, optional))
+            .await
+    }
+
+    /// The client's fallback (`T` is its trait object) for a call that ended in `error`, or
+    /// `error` itself when the client has no fallback or the error does not call for one.
+    pub fn fallback<T: ?Sized + Send + Sync + 'static>(
+        &self,
+        error: Error,
+    ) -> Result<Arc<T>, Error> {
+        self.inner.resilience.fallback(error)
     }
 
     /// Decodes a 2xx body into `T` with the client's Decoder.
