@@ -64,6 +64,7 @@
 //! anything else → `decode::<T>` through the client's Decoder. `E` is any `From<feign_core::Error>`.
 
 pub use async_trait::async_trait;
+pub use std::sync::Arc;
 
 pub use crate::meta::{ClientMeta, HttpMethod, MethodMeta, MethodOptions, PathPart};
 pub use crate::pipeline::{Core, HeaderMapArg, RequestArgs};
