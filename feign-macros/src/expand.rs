@@ -91,7 +91,14 @@ pub(crate) fn client_type(
             let value = if fallback.factory {
                 quote_spanned!(ty.span()=> .fallback_factory(<#ty as ::core::default::Default>::default()))
             } else {
-                quote_spanned!(ty.span()=> .fallback(#krate::__private::Arc::new(<#ty as ::core::default::Default>::default())))
+                let trait_ident = &item.ident;
+                quote_spanned! {ty.span()=>
+                    .fallback({
+                        let __feign_fallback: #krate::__private::Arc<dyn #trait_ident> =
+                            #krate::__private::Arc::new(<#ty as ::core::default::Default>::default());
+                        __feign_fallback
+                    })
+                }
             };
             quote!(#krate::__private::builder(&TARGET) #value)
         }
@@ -217,6 +224,8 @@ fn method_impl(
         }
     }
     let meta = method_meta(client, method, http, krate);
+    // Every object-safe client can be given a fallback, by the attribute or the builder.
+    let fallback = valid::not_object_safe(client.original).is_none();
     let statements: Vec<TokenStream> = method
         .params
         .iter()
@@ -229,7 +238,7 @@ fn method_impl(
                 ident,
                 ty,
                 path_index(method, ident),
-                client.args.fallback.is_some(),
+                fallback,
             ))
         })
         .collect();
@@ -254,10 +263,19 @@ fn method_impl(
         quote!(execute)
     };
     let decoded = decode_call(krate, optional, decode, &ok);
-    let result = if client.args.fallback.is_some() {
+    let result = if fallback {
         let trait_ident = &client.original.ident;
         let method_ident = &sig.ident;
-        let args = method.params.iter().filter_map(|param| param.ident);
+        let args = method.params.iter().filter_map(|param| {
+            let ident = param.ident?;
+            Some(match param.role {
+                Some((Role::Body, _)) if ty::raw_body(&param.original.ty) == Some(false) => {
+                    let kept = kept_ident(ident);
+                    quote!(::core::option::Option::unwrap_or_default(#kept))
+                }
+                _ => ident.to_token_stream(),
+            })
+        });
         quote! {
             match #decoded(&self.core, &META, __feign_res) {
                 ::core::result::Result::Ok(__feign_ok) => ::core::result::Result::Ok(__feign_ok),
@@ -421,8 +439,8 @@ fn method_meta(
 
 /// The statement adding one argument to the request. The argument's type is written out as the
 /// call's type argument, so a missing `Display`, `Serialize` or `HeaderMapArg` is reported on the
-/// type where the user wrote it. With a fallback, an owned raw body is cloned so the fallback
-/// still gets it.
+/// type where the user wrote it. When the client has a fallback (known at run time), an owned raw
+/// body is cloned first so the fallback still gets it.
 fn argument(
     role: &Role,
     ident: &syn::Ident,
@@ -457,12 +475,25 @@ fn argument(
                 quote_spanned!(span=> __feign_req.body_raw(::std::borrow::ToOwned::to_owned(#ident));)
             }
             Some(false) if fallback => {
-                quote_spanned!(span=> __feign_req.body_raw #whole (::core::clone::Clone::clone(&#ident));)
+                let kept = kept_ident(ident);
+                quote_spanned! {span=>
+                    let #kept = if self.core.has_fallback() {
+                        ::core::option::Option::Some(::core::clone::Clone::clone(&#ident))
+                    } else {
+                        ::core::option::Option::None
+                    };
+                    __feign_req.body_raw #whole (#ident);
+                }
             }
             Some(false) => quote_spanned!(span=> __feign_req.body_raw #whole (#ident);),
             None => quote_spanned!(span=> __feign_req.body #whole (&#ident);),
         },
     }
+}
+
+/// The copy of an owned body kept for the fallback.
+fn kept_ident(ident: &syn::Ident) -> syn::Ident {
+    format_ident!("__feign_kept_{}", ident)
 }
 
 /// Omits `None` and repeats per element of a collection, then `emit`s each remaining value

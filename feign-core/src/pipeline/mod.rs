@@ -119,6 +119,11 @@ impl Core {
             .await
     }
 
+    /// Whether the client has a fallback, so arguments a call consumes must be kept for it.
+    pub fn has_fallback(&self) -> bool {
+        self.inner.resilience.has_fallback()
+    }
+
     /// The client's fallback (`T` is its trait object) for a call that ended in `error`, or
     /// `error` itself when the client has no fallback or the error does not call for one.
     pub fn fallback<T: ?Sized + Send + Sync + 'static>(

@@ -137,6 +137,10 @@ impl Resilience {
         result
     }
 
+    pub(crate) fn has_fallback(&self) -> bool {
+        self.fallback.is_some()
+    }
+
     /// The fallback for a call that ended in `error`, or the error back when there is none or
     /// the error does not call for one.
     pub(crate) fn fallback<T: ?Sized + Send + Sync + 'static>(

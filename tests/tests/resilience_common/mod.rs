@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
-use axum::routing::get;
+use axum::routing::any;
 use axum::Router;
 use metrics_util::debugging::{DebugValue, Snapshotter};
 use tokio::sync::watch;
@@ -34,7 +34,7 @@ impl Service {
     }
 }
 
-/// Serves `GET /calls/{mode}` on 127.0.0.1: `ok` → 200, `fail` → 503, `missing` → 404,
+/// Serves `/calls/{mode}` (any method) on 127.0.0.1: `ok` → 200, `fail` → 503, `missing` → 404,
 /// `auto` → 503 while `failures_left` lasts then 200, `hold` → 200 once released, `hang` →
 /// never answers.
 pub async fn service() -> (String, Service) {
@@ -46,7 +46,7 @@ pub async fn service() -> (String, Service) {
         release: watch::channel(false).0,
     };
     let app = Router::new()
-        .route("/calls/{mode}", get(answer))
+        .route("/calls/{mode}", any(answer))
         .with_state(service.clone());
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
