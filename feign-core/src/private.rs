@@ -87,6 +87,14 @@ pub trait ClientTrait {
     type Trait: ?Sized + Send + Sync + 'static;
 }
 
+/// Names the trait object a `fallback_factory = F` must serve, so a wrong `F` is reported once,
+/// as "not a fallback factory of `dyn Trait`", on the type the user wrote.
+pub fn fallback_factory<T: ?Sized + 'static, F: crate::FallbackFactory<T>>(
+    factory: F,
+) -> Arc<dyn crate::FallbackFactory<T>> {
+    Arc::new(factory)
+}
+
 /// Starts the builder of a generated client.
 pub fn builder<C: FromCore>(meta: &'static ClientMeta) -> Builder<C> {
     Builder::new(meta)

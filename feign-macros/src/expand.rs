@@ -87,15 +87,21 @@ pub(crate) fn client_type(
         None => quote!(#krate::__private::builder(&TARGET)),
         Some(fallback) => {
             let ty = &fallback.ty;
-            // Spanned on the type, so a type that is not a fallback is reported where written.
+            // Spanned on the type, so a type that is not a fallback is reported where written:
+            // the coercion to `dyn Trait` happens on `__feign_value`, a token carrying that span.
+            let trait_ident = &item.ident;
             let value = if fallback.factory {
-                quote_spanned!(ty.span()=> .fallback_factory(<#ty as ::core::default::Default>::default()))
+                quote_spanned! {ty.span()=>
+                    .fallback_factory(#krate::__private::fallback_factory::<dyn #trait_ident, _>(
+                        <#ty as ::core::default::Default>::default(),
+                    ))
+                }
             } else {
-                let trait_ident = &item.ident;
                 quote_spanned! {ty.span()=>
                     .fallback({
-                        let __feign_fallback: #krate::__private::Arc<dyn #trait_ident> =
+                        let __feign_value =
                             #krate::__private::Arc::new(<#ty as ::core::default::Default>::default());
+                        let __feign_fallback: #krate::__private::Arc<dyn #trait_ident> = __feign_value;
                         __feign_fallback
                     })
                 }

@@ -51,6 +51,13 @@ pub trait FallbackFactory<T: ?Sized>: Send + Sync + 'static {
     fn create(&self, cause: Error) -> Arc<T>;
 }
 
+/// A shared factory is a factory.
+impl<T: ?Sized + 'static> FallbackFactory<T> for Arc<dyn FallbackFactory<T>> {
+    fn create(&self, cause: Error) -> Arc<T> {
+        (**self).create(cause)
+    }
+}
+
 /// What a client falls back to, stored type-erased in the core and recovered by the generated
 /// code, which knows `T`.
 pub(crate) enum Fallback<T: ?Sized> {
