@@ -121,7 +121,10 @@ pub async fn run() -> StepResult<Report> {
     println!("\n1. The service is healthy");
     for id in 1..=10 {
         let answer = orders.status(id).await?;
-        expect(answer.ends_with("shipped"), format!("the service's answer, got {answer:?}"))?;
+        expect(
+            answer.ends_with("shipped"),
+            format!("the service's answer, got {answer:?}"),
+        )?;
         report.healthy_calls += 1;
     }
     println!("   10 calls answered by the service");
@@ -130,12 +133,18 @@ pub async fn run() -> StepResult<Report> {
     service.health.store(FAILING, Ordering::SeqCst);
     for id in 1..=10 {
         let answer = orders.status(id).await?;
-        expect(answer == UNKNOWN, format!("the fallback's answer, got {answer:?}"))?;
+        expect(
+            answer == UNKNOWN,
+            format!("the fallback's answer, got {answer:?}"),
+        )?;
     }
     let before = service.requests.load(Ordering::SeqCst);
     for id in 1..=100 {
         let answer = orders.status(id).await?;
-        expect(answer == UNKNOWN, format!("the fallback's answer, got {answer:?}"))?;
+        expect(
+            answer == UNKNOWN,
+            format!("the fallback's answer, got {answer:?}"),
+        )?;
     }
     report.requests_while_open = service.requests.load(Ordering::SeqCst) - before;
     expect(
@@ -150,10 +159,16 @@ pub async fn run() -> StepResult<Report> {
     let before = service.requests.load(Ordering::SeqCst);
     for id in 1..=3 {
         let answer = orders.status(id).await?;
-        expect(answer.ends_with("shipped"), format!("the service's answer, got {answer:?}"))?;
+        expect(
+            answer.ends_with("shipped"),
+            format!("the service's answer, got {answer:?}"),
+        )?;
     }
     report.trial_calls = service.requests.load(Ordering::SeqCst) - before;
-    println!("   {} trial calls succeeded: closed again", report.trial_calls);
+    println!(
+        "   {} trial calls succeeded: closed again",
+        report.trial_calls
+    );
 
     println!("\n4. The service is slow: 50 concurrent calls, 5 in flight at most");
     service.health.store(SLOW, Ordering::SeqCst);
