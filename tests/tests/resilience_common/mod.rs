@@ -100,8 +100,11 @@ pub async fn closed_port() -> String {
     format!("http://{address}")
 }
 
+/// One recorded metric: name, sorted labels, value.
+type Metric = (String, Vec<(String, String)>, f64);
+
 /// The metrics recorded so far. Taken once per check: a snapshot drains the counters.
-pub struct Recorded(Vec<(String, Vec<(String, String)>, f64)>);
+pub struct Recorded(Vec<Metric>);
 
 impl Recorded {
     pub fn take(snapshotter: &Snapshotter) -> Recorded {
