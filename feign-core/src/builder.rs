@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 
-use crate::__private::FromCore;
+use crate::__private::{ClientTrait, FromCore};
 use crate::client::{Client, ReqwestClient, SendOptions, TowerClient};
 use crate::codec::{Decoder, DefaultErrorDecoder, Encoder, ErrorDecoder};
 use crate::error::BoxError;
@@ -17,6 +17,9 @@ use crate::interceptor::RequestInterceptor;
 use crate::meta::ClientMeta;
 use crate::options::{LogLevel, Options};
 use crate::pipeline::{Core, CoreInner, Limits, Target};
+use crate::resilience::{
+    BulkheadConfig, CircuitBreakerConfig, FailureClassifier, Fallback, FallbackFactory,
+};
 use crate::resolve::Resolver;
 use crate::retry::{RetryPolicy, Retryer};
 use crate::Error;
@@ -42,6 +45,7 @@ pub struct Builder<C> {
     dismiss_404: bool,
     default_headers: Vec<(String, String)>,
     default_query: Vec<(String, String)>,
+    resilience: crate::resilience::Settings,
     client_type: PhantomData<fn() -> C>,
 }
 
@@ -74,6 +78,7 @@ impl<C> Builder<C> {
             dismiss_404: false,
             default_headers: Vec::new(),
             default_query: Vec::new(),
+            resilience: Default::default(),
             client_type: PhantomData,
         }
     }
@@ -213,6 +218,52 @@ impl<C> Builder<C> {
         self.default_query.push((name.into(), value.into()));
         self
     }
+
+    // Resilience: circuit breaker, bulkhead, failure classifier (fallbacks are below, where the
+    // client's trait is known).
+
+    /// Puts every call, retries included, behind a circuit breaker (one per method unless
+    /// [`CircuitBreakerConfig::scope`] says per client). Default: none, as in Spring Cloud
+    /// OpenFeign; `CircuitBreakerConfig::default()` has Resilience4j's defaults.
+    pub fn circuit_breaker(mut self, config: CircuitBreakerConfig) -> Self {
+        self.resilience.circuit_breaker = Some(config);
+        self
+    }
+
+    /// Caps the calls of this client in flight at once. Default: no cap;
+    /// `BulkheadConfig::default()` has Resilience4j's defaults (25 calls, no wait).
+    pub fn bulkhead(mut self, config: BulkheadConfig) -> Self {
+        self.resilience.bulkhead = Some(config);
+        self
+    }
+
+    /// Decides which failed calls the circuit breaker counts as failures and a fallback
+    /// answers. Default: [`DefaultClassifier`](crate::DefaultClassifier) (5xx, timeouts and
+    /// connection failures; not 4xx).
+    pub fn failure_classifier(mut self, classifier: impl FailureClassifier) -> Self {
+        self.resilience.classifier = Some(Arc::new(classifier));
+        self
+    }
+}
+
+impl<C: ClientTrait> Builder<C> {
+    /// Answers failed calls with `fallback`, another implementation of the client's trait:
+    /// when the breaker refuses the call, the bulkhead is full, or the classifier counts the
+    /// error as a failure. Default: the `fallback = ..` of `#[feign_client]`, else none.
+    /// Replaces any fallback factory.
+    pub fn fallback(mut self, fallback: Arc<C::Trait>) -> Self {
+        self.resilience.fallback = Some(Fallback::Instance(fallback).erase());
+        self
+    }
+
+    /// Like [`Builder::fallback`], with the fallback made from each failed call's error.
+    /// Default: the `fallback_factory = ..` of `#[feign_client]`, else none. Replaces any
+    /// fallback.
+    pub fn fallback_factory(mut self, factory: impl FallbackFactory<C::Trait>) -> Self {
+        let factory: Arc<dyn FallbackFactory<C::Trait>> = Arc::new(factory);
+        self.resilience.fallback = Some(Fallback::Factory(factory).erase());
+        self
+    }
 }
 
 impl<C: FromCore> Builder<C> {
@@ -286,6 +337,7 @@ impl<C: FromCore> Builder<C> {
             log_level: self.log_level,
             limits: self.limits,
             dismiss_404: self.dismiss_404,
+            resilience: self.resilience.build(meta)?,
         };
         Ok(C::from_core(Core::new(inner)))
     }

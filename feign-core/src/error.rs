@@ -58,6 +58,10 @@ pub(crate) enum Kind {
     Interceptor,
     /// A user-defined error, typically from an `ErrorDecoder`.
     Custom,
+    /// An open circuit breaker refused the call: nothing was sent.
+    CircuitOpen,
+    /// The bulkhead had no free slot within its wait: nothing was sent.
+    BulkheadFull,
 }
 
 impl Kind {
@@ -75,6 +79,8 @@ impl Kind {
             Kind::NoInstance => "no instance available",
             Kind::Interceptor => "request interceptor failed",
             Kind::Custom => "client error",
+            Kind::CircuitOpen => "circuit breaker open",
+            Kind::BulkheadFull => "bulkhead full",
         }
     }
 }
@@ -166,6 +172,22 @@ impl Error {
     /// [`Error::downcast_ref`].
     pub fn custom<E: std::error::Error + Send + Sync + 'static>(error: E) -> Error {
         Error::new(Kind::Custom, "").with_source(error)
+    }
+
+    /// An open (or half-open and fully booked) circuit breaker refused the call.
+    pub(crate) fn circuit_open(breaker: &str) -> Error {
+        Error::new(
+            Kind::CircuitOpen,
+            format!("`{breaker}` does not permit calls"),
+        )
+    }
+
+    /// The bulkhead of `client` had no free slot.
+    pub(crate) fn bulkhead_full(client: &str, max_concurrent_calls: u32) -> Error {
+        Error::new(
+            Kind::BulkheadFull,
+            format!("`{client}` already has {max_concurrent_calls} calls in flight"),
+        )
     }
 
     /// Sets the status this error was caused by.
@@ -295,6 +317,18 @@ impl Error {
     /// True for an error made with [`Error::custom`].
     pub fn is_custom(&self) -> bool {
         self.inner.kind == Kind::Custom
+    }
+
+    /// True when an open circuit breaker refused the call before any network I/O; the message
+    /// names the breaker.
+    pub fn is_circuit_open(&self) -> bool {
+        self.inner.kind == Kind::CircuitOpen
+    }
+
+    /// True when the bulkhead had no free slot for the call (no network I/O took place); the
+    /// message names the client.
+    pub fn is_bulkhead_full(&self) -> bool {
+        self.inner.kind == Kind::BulkheadFull
     }
 
     /// The user's error inside an [`Error::custom`] (or any source of type `E`).

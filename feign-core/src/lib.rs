@@ -57,6 +57,7 @@
 //! | Decode 2xx | [`Decoder`] | [`JsonDecoder`]; `()`, `String`, `Bytes`, [`Response`] built in | [`decoder`](Builder::decoder) |
 //! | Decode other statuses | [`ErrorDecoder`] | [`DefaultErrorDecoder`] (status, headers, 8 KiB of body, `Retry-After`) | [`error_decoder`](Builder::error_decoder) |
 //! | Retry | [`RetryPolicy`] | [`Retryer::default`] (100 ms ×1.5 to 1 s, 5 attempts, full jitter, idempotent calls only) | [`retryer`](Builder::retryer) |
+//! | Guard the whole call (off by default) | [`FailureClassifier`], [`FallbackFactory`] | no circuit breaker, no bulkhead, no fallback; when on, Resilience4j's defaults (see [`resilience`]) | [`circuit_breaker`](Builder::circuit_breaker), [`bulkhead`](Builder::bulkhead), [`failure_classifier`](Builder::failure_classifier), [`fallback`](Builder::fallback), [`fallback_factory`](Builder::fallback_factory); `fallback = ..` / `fallback_factory = ..` in `#[feign_client]` |
 //! | Log | `tracing`, target `feign_core` | [`LogLevel::None`] | [`log_level`](Builder::log_level) |
 //!
 //! Every strategy is an object-safe `Send + Sync` trait stored as an `Arc<dyn …>`, with a
@@ -117,6 +118,8 @@
 //! [`Error::is_connect`], [`Error::is_decode`], [`Error::is_status`], [`Error::body`],
 //! [`Error::method_key`], [`Error::url`] (secrets removed). A user's [`ErrorDecoder`] can hand
 //! callers their own type through [`Error::custom`] and [`Error::downcast_ref`].
+//! [`Error::is_circuit_open`] and [`Error::is_bulkhead_full`] tell a call refused before any
+//! network I/O by a circuit breaker or a bulkhead.
 //!
 //! # Configuration
 //!
@@ -177,6 +180,7 @@ mod meta;
 mod options;
 mod pipeline;
 mod redact;
+pub mod resilience;
 mod resolve;
 mod response;
 mod retry;
@@ -205,6 +209,11 @@ pub use interceptor::{
     TraceContext, TraceContextProvider, W3cTraceparent, TRACEPARENT, TRACESTATE,
 };
 pub use options::{LogLevel, Options};
+pub use resilience::{
+    classifier_fn, BreakerScope, BulkheadConfig, CircuitBreakerConfig, CircuitState,
+    Classification, ClassifierFn, DefaultClassifier, FailureClassifier, FallbackFactory,
+    StateTransition,
+};
 pub use resolve::{AttemptOutcome, CallObserver, ChooseRequest, Chosen, Resolver};
 pub use response::Response;
 pub use retry::{retry_fn, FnRetryPolicy, RetryContext, RetryDecision, RetryPolicy, Retryer};

@@ -52,10 +52,37 @@
 //!         // req.body_raw(order);                    // T: Into<Bytes> for String/&str/Vec<u8>/&[u8]/Bytes
 //!         // req.form(&form);                        // T: Serialize + ?Sized, x-www-form-urlencoded
 //!         let res = self.core.execute(req).await;   // Result<Response, Error>; non-2xx -> ErrorDecoder
-//!         ::feign_core::__private::decode::<Order>(&self.core, &META, res).map_err(::core::convert::From::from)
+//!         // Without a fallback (the trait is not object safe):
+//!         // ::feign_core::__private::decode::<Order>(&self.core, &META, res).map_err(::core::convert::From::from)
+//!         match ::feign_core::__private::decode::<Order>(&self.core, &META, res) {
+//!             Ok(v) => Ok(v),
+//!             // Err(error) back when there is no fallback or the error does not call for one.
+//!             Err(e) => match self.core.fallback::<dyn OrderService>(e) {
+//!                 Ok(fallback) => fallback.get_order(id).await,
+//!                 Err(e) => Err(::core::convert::From::from(e)),
+//!             },
+//!         }
 //!     }
 //! }
 //! ```
+//!
+//! Fallbacks. Every client whose trait is object safe (no generic method, no `impl Trait`
+//! parameter) also gets
+//!
+//! ```ignore
+//! impl ::feign_core::__private::ClientTrait for OrderServiceClient { type Trait = dyn OrderService; }
+//! ```
+//!
+//! and its methods end as above. An owned raw body (`String`, `Vec<u8>`, `Bytes` passed by
+//! value) is kept for the fallback only when the client has one:
+//! `let __feign_kept_body = if self.core.has_fallback() { Some(Clone::clone(&body)) } else { None };`
+//! before `req.body_raw(body)`, and the fallback gets `Option::unwrap_or_default(__feign_kept_body)`.
+//! `fallback = CachedOrders` makes `builder()` end with
+//! `.fallback({ let v = ::feign_core::__private::Arc::new(<CachedOrders as Default>::default());
+//! let f: ::feign_core::__private::Arc<dyn OrderService> = v; f })`, and
+//! `fallback_factory = F` with
+//! `.fallback_factory(::feign_core::__private::fallback_factory::<dyn OrderService, _>(<F as Default>::default()))`,
+//! both spanned on the type as written.
 //!
 //! Return types, recognised by the macro from the last path segment of `T` in `Result<T, E>`:
 //! `()` → `decode_unit`; `String` → `decode_string`; `Bytes` → `decode_bytes`;
@@ -64,6 +91,7 @@
 //! anything else → `decode::<T>` through the client's Decoder. `E` is any `From<feign_core::Error>`.
 
 pub use async_trait::async_trait;
+pub use std::sync::Arc;
 
 pub use crate::meta::{ClientMeta, HttpMethod, MethodMeta, MethodOptions, PathPart};
 pub use crate::pipeline::{Core, HeaderMapArg, RequestArgs};
@@ -77,6 +105,21 @@ use crate::{Builder, Error, Response};
 pub trait FromCore: Sized {
     /// Wraps the built core in the generated client type.
     fn from_core(core: Core) -> Self;
+}
+
+/// The client's trait object, for the fallback setters of the builder. Generated for every
+/// client whose trait is object safe (no generic methods, no `impl Trait` parameters).
+pub trait ClientTrait {
+    /// `dyn Trait` of the client's trait.
+    type Trait: ?Sized + Send + Sync + 'static;
+}
+
+/// Names the trait object a `fallback_factory = F` must serve, so a wrong `F` is reported once,
+/// as "not a fallback factory of `dyn Trait`", on the type the user wrote.
+pub fn fallback_factory<T: ?Sized + 'static, F: crate::FallbackFactory<T>>(
+    factory: F,
+) -> Arc<dyn crate::FallbackFactory<T>> {
+    Arc::new(factory)
 }
 
 /// Starts the builder of a generated client.

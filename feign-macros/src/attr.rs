@@ -33,7 +33,7 @@ const BUILTIN_PARAM_ATTRS: &[&str] = &[
 ];
 
 /// The keys of `#[feign_client(...)]` after the service name.
-const CLIENT_KEYS: &[&str] = &["url", "path", "crate"];
+const CLIENT_KEYS: &[&str] = &["url", "path", "crate", "fallback", "fallback_factory"];
 
 /// The keys of `#[options(...)]`.
 const OPTION_KEYS: &[&str] = &[
@@ -81,10 +81,25 @@ pub(crate) fn one_of(names: &[&str]) -> String {
     }
 }
 
-/// `key = literal`, the one shape of every keyed argument.
+/// `key = literal`, the one shape of every keyed argument, or `key = Type` for a fallback.
 pub(crate) struct KeyValue {
     pub(crate) key: Ident,
-    pub(crate) value: Lit,
+    pub(crate) value: Value,
+}
+
+/// The value of a keyed argument.
+pub(crate) enum Value {
+    Lit(Lit),
+    Type(syn::Type),
+}
+
+impl ToTokens for Value {
+    fn to_tokens(&self, tokens: &mut TokenStream) {
+        match self {
+            Value::Lit(lit) => lit.to_tokens(tokens),
+            Value::Type(ty) => ty.to_tokens(tokens),
+        }
+    }
 }
 
 impl Parse for KeyValue {
@@ -97,7 +112,11 @@ impl Parse for KeyValue {
             ));
         }
         input.parse::<Token![=]>()?;
-        let value = input.parse()?;
+        let value = if input.peek(Lit) {
+            Value::Lit(input.parse()?)
+        } else {
+            Value::Type(input.parse()?)
+        };
         Ok(KeyValue { key, value })
     }
 }
@@ -131,13 +150,23 @@ fn sort_keys(
     known
 }
 
-/// The arguments of `#[feign_client("name", url = "...", path = "/api", crate = "...")]`.
+/// The arguments of `#[feign_client("name", url = "...", path = "/api", crate = "...",
+/// fallback = Type)]`.
 #[derive(Default)]
 pub(crate) struct ClientArgs {
     pub(crate) service: Option<LitStr>,
     pub(crate) url: Option<LitStr>,
     pub(crate) path: Option<LitStr>,
     pub(crate) krate: Option<syn::Path>,
+    pub(crate) fallback: Option<FallbackArg>,
+}
+
+/// `fallback = Type` or `fallback_factory = Type`.
+pub(crate) struct FallbackArg {
+    /// The key as written, for errors about the fallback as a whole.
+    pub(crate) key: Ident,
+    pub(crate) factory: bool,
+    pub(crate) ty: syn::Type,
 }
 
 /// Parses the arguments of `#[feign_client]`; everything wrong is reported to `cx`.
@@ -166,6 +195,27 @@ pub(crate) fn client_args(cx: &Ctxt, args: TokenStream) -> ClientArgs {
         ..ClientArgs::default()
     };
     for pair in sort_keys(cx, "feign_client", CLIENT_KEYS, pairs) {
+        let key = pair.key.unraw().to_string();
+        if key == "fallback" || key == "fallback_factory" {
+            match pair.value {
+                Value::Type(ty) if out.fallback.is_none() => {
+                    out.fallback = Some(FallbackArg {
+                        factory: key == "fallback_factory",
+                        key: pair.key,
+                        ty,
+                    })
+                }
+                Value::Type(_) => cx.error_spanned_by(
+                    &pair.key,
+                    "give either `fallback` or `fallback_factory`, not both",
+                ),
+                Value::Lit(lit) => cx.error_spanned_by(
+                    lit,
+                    format!("expected a type for `{key}`, such as `{key} = OrderServiceFallback`"),
+                ),
+            }
+            continue;
+        }
         let Some(lit) = string(cx, &pair) else {
             continue;
         };
@@ -185,7 +235,7 @@ pub(crate) fn client_args(cx: &Ctxt, args: TokenStream) -> ClientArgs {
 
 fn string(cx: &Ctxt, pair: &KeyValue) -> Option<LitStr> {
     match &pair.value {
-        Lit::Str(lit) => Some(lit.clone()),
+        Value::Lit(Lit::Str(lit)) => Some(lit.clone()),
         other => {
             cx.error_spanned_by(
                 other,
@@ -215,13 +265,13 @@ pub(crate) fn options(cx: &Ctxt, attr: &Attribute, options: &mut Options) {
         let key = pair.key.to_string();
         if key == "follow_redirects" {
             match &pair.value {
-                Lit::Bool(lit) => options.follow_redirects = Some(lit.value),
+                Value::Lit(Lit::Bool(lit)) => options.follow_redirects = Some(lit.value),
                 other => cx.error_spanned_by(other, "expected `true` or `false`"),
             }
             continue;
         }
         let millis = match &pair.value {
-            Lit::Int(lit) => match lit.base10_parse::<u64>() {
+            Value::Lit(Lit::Int(lit)) => match lit.base10_parse::<u64>() {
                 Ok(0) => {
                     cx.error_spanned_by(lit, format!("`{key}` must be greater than zero"));
                     continue;

@@ -7,7 +7,7 @@ use syn::spanned::Spanned;
 use syn::{FnArg, ItemTrait, ReturnType, TraitItem, Type};
 
 use crate::ast::{Client, Http, Method, Role};
-use crate::attr;
+use crate::attr::{self, FallbackArg};
 use crate::ctxt::Ctxt;
 use crate::template::Part;
 use crate::ty::{self, Decode, Shape};
@@ -73,6 +73,7 @@ pub(crate) fn client_type(
     item: &ItemTrait,
     krate: &TokenStream,
     meta: TokenStream,
+    fallback: Option<&FallbackArg>,
 ) -> TokenStream {
     let vis = &item.vis;
     let trait_ident = &item.ident;
@@ -82,7 +83,34 @@ pub(crate) fn client_type(
     let builder_doc =
         format!(" Starts the builder of [`{client_ident}`]; `build()` checks the configuration.");
     let client_name = client_ident.to_string();
+    let builder = match fallback {
+        None => quote!(#krate::__private::builder(&TARGET)),
+        Some(fallback) => {
+            let ty = &fallback.ty;
+            // Spanned on the type, so a type that is not a fallback is reported where written:
+            // the coercion to `dyn Trait` happens on `__feign_value`, a token carrying that span.
+            let trait_ident = &item.ident;
+            let value = if fallback.factory {
+                quote_spanned! {ty.span()=>
+                    .fallback_factory(#krate::__private::fallback_factory::<dyn #trait_ident, _>(
+                        <#ty as ::core::default::Default>::default(),
+                    ))
+                }
+            } else {
+                quote_spanned! {ty.span()=>
+                    .fallback({
+                        let __feign_value =
+                            #krate::__private::Arc::new(<#ty as ::core::default::Default>::default());
+                        let __feign_fallback: #krate::__private::Arc<dyn #trait_ident> = __feign_value;
+                        __feign_fallback
+                    })
+                }
+            };
+            quote!(#krate::__private::builder(&TARGET) #value)
+        }
+    };
     quote! {
+
         #[doc = #struct_doc]
         #[derive(::core::clone::Clone)]
         #vis struct #client_ident {
@@ -94,7 +122,7 @@ pub(crate) fn client_type(
             #[doc = #builder_doc]
             #vis fn builder() -> #krate::Builder<Self> {
                 static TARGET: #krate::__private::ClientMeta = #meta;
-                #krate::__private::builder(&TARGET)
+                #builder
             }
         }
 
@@ -154,7 +182,24 @@ fn generate(client: &Client<'_>) -> TokenStream {
         &client.prefix,
     );
     let user_trait = user_trait(item, &krate);
-    let client_type = client_type(&client_ident, item, &krate, meta);
+    // The fallback setters of the builder need `dyn Trait`, which only an object-safe trait has.
+    let client_trait = if valid::not_object_safe(item).is_none() {
+        quote! {
+            #[automatically_derived]
+            impl #krate::__private::ClientTrait for #client_ident {
+                type Trait = dyn #trait_ident;
+            }
+        }
+    } else {
+        TokenStream::new()
+    };
+    let client_type = client_type(
+        &client_ident,
+        item,
+        &krate,
+        meta,
+        client.args.fallback.as_ref(),
+    );
     let methods = client.methods.iter().filter_map(|method| {
         let http = method.http.as_ref()?;
         Some(method_impl(client, method, http, &krate))
@@ -162,6 +207,7 @@ fn generate(client: &Client<'_>) -> TokenStream {
     quote! {
         #user_trait
         #client_type
+        #client_trait
 
         #[#krate::__private::async_trait]
         #[automatically_derived]
@@ -184,6 +230,8 @@ fn method_impl(
         }
     }
     let meta = method_meta(client, method, http, krate);
+    // Every object-safe client can be given a fallback, by the attribute or the builder.
+    let fallback = valid::not_object_safe(client.original).is_none();
     let statements: Vec<TokenStream> = method
         .params
         .iter()
@@ -191,7 +239,13 @@ fn method_impl(
             let (role, _) = param.role.as_ref()?;
             let ident = param.ident?;
             let ty = &*param.original.ty;
-            Some(argument(role, ident, ty, path_index(method, ident)))
+            Some(argument(
+                role,
+                ident,
+                ty,
+                path_index(method, ident),
+                fallback,
+            ))
         })
         .collect();
     let binding = if statements.is_empty() {
@@ -215,13 +269,44 @@ fn method_impl(
         quote!(execute)
     };
     let decoded = decode_call(krate, optional, decode, &ok);
+    let result = if fallback {
+        let trait_ident = &client.original.ident;
+        let method_ident = &sig.ident;
+        let args = method.params.iter().filter_map(|param| {
+            let ident = param.ident?;
+            Some(match param.role {
+                Some((Role::Body, _)) if ty::raw_body(&param.original.ty) == Some(false) => {
+                    let kept = kept_ident(ident);
+                    quote!(::core::option::Option::unwrap_or_default(#kept))
+                }
+                _ => ident.to_token_stream(),
+            })
+        });
+        quote! {
+            match #decoded(&self.core, &META, __feign_res) {
+                ::core::result::Result::Ok(__feign_ok) => ::core::result::Result::Ok(__feign_ok),
+                ::core::result::Result::Err(__feign_err) => {
+                    match self.core.fallback::<dyn #trait_ident>(__feign_err) {
+                        ::core::result::Result::Ok(__feign_fallback) => {
+                            __feign_fallback.#method_ident(#(#args),*).await
+                        }
+                        ::core::result::Result::Err(__feign_err) => {
+                            ::core::result::Result::Err(::core::convert::From::from(__feign_err))
+                        }
+                    }
+                }
+            }
+        }
+    } else {
+        quote!(#decoded(&self.core, &META, __feign_res).map_err(::core::convert::From::from))
+    };
     quote! {
         #sig {
             static META: #krate::__private::MethodMeta = #meta;
             let #binding = self.core.request(&META);
             #(#statements)*
             let __feign_res = self.core.#execute(__feign_req).await;
-            #decoded(&self.core, &META, __feign_res).map_err(::core::convert::From::from)
+            #result
         }
     }
 }
@@ -360,8 +445,15 @@ fn method_meta(
 
 /// The statement adding one argument to the request. The argument's type is written out as the
 /// call's type argument, so a missing `Display`, `Serialize` or `HeaderMapArg` is reported on the
-/// type where the user wrote it.
-fn argument(role: &Role, ident: &syn::Ident, ty: &Type, path_index: usize) -> TokenStream {
+/// type where the user wrote it. When the client has a fallback (known at run time), an owned raw
+/// body is cloned first so the fallback still gets it.
+fn argument(
+    role: &Role,
+    ident: &syn::Ident,
+    ty: &Type,
+    path_index: usize,
+    fallback: bool,
+) -> TokenStream {
     let span = ty.span();
     let turbofish = |ty: &Type| {
         if ty::names_impl_trait(ty) {
@@ -388,10 +480,26 @@ fn argument(role: &Role, ident: &syn::Ident, ty: &Type, path_index: usize) -> To
             Some(true) => {
                 quote_spanned!(span=> __feign_req.body_raw(::std::borrow::ToOwned::to_owned(#ident));)
             }
+            Some(false) if fallback => {
+                let kept = kept_ident(ident);
+                quote_spanned! {span=>
+                    let #kept = if self.core.has_fallback() {
+                        ::core::option::Option::Some(::core::clone::Clone::clone(&#ident))
+                    } else {
+                        ::core::option::Option::None
+                    };
+                    __feign_req.body_raw #whole (#ident);
+                }
+            }
             Some(false) => quote_spanned!(span=> __feign_req.body_raw #whole (#ident);),
             None => quote_spanned!(span=> __feign_req.body #whole (&#ident);),
         },
     }
+}
+
+/// The copy of an owned body kept for the fallback.
+fn kept_ident(ident: &syn::Ident) -> syn::Ident {
+    format_ident!("__feign_kept_{}", ident)
 }
 
 /// Omits `None` and repeats per element of a collection, then `emit`s each remaining value

@@ -41,6 +41,8 @@ use proc_macro::TokenStream;
 /// | `url = "http://..."` | A fixed base URL; the builder's `.url()` overrides it |
 /// | `path = "/api"` | A literal prefix of every method's path |
 /// | `crate = "my::feign_core"` | Where generated code finds feign-core, for crates that re-export it |
+/// | `fallback = Type` | A `Default` type implementing the same trait; answers calls that fail (5xx, timeout, connection), an open circuit breaker or a full bulkhead |
+/// | `fallback_factory = Type` | A `Default` type implementing `feign_core::FallbackFactory<dyn Trait>`: makes the fallback from each failure's `Error` |
 /// | `#[headers("Name: value", ...)]` | Headers of every method |
 ///
 /// The trait gets `Send + Sync` supertraits and `async_trait`, so it is object safe

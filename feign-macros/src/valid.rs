@@ -2,8 +2,9 @@
 //! exactly one `#[path]` parameter, at most one body and none on GET or HEAD, `&self`
 //! receivers, `async` methods and `Result` return types.
 
-use proc_macro2::Span;
-use syn::{ReturnType, TraitItem};
+use proc_macro2::{Span, TokenStream};
+use quote::ToTokens;
+use syn::{FnArg, ItemTrait, ReturnType, TraitItem};
 
 use crate::ast::{attr_list, Client, Method, Role};
 use crate::attr::HTTP_METHODS;
@@ -47,6 +48,40 @@ fn check_client(cx: &Ctxt, client: &Client<'_>) {
             other => cx.error_spanned_by(other, "a client trait holds only methods"),
         }
     }
+    if let Some(fallback) = &client.args.fallback {
+        if let Some((tokens, why)) = not_object_safe(original) {
+            cx.error_spanned_by(
+                tokens,
+                format!(
+                    "a client with `{}` is called as `dyn {}`, so {why}",
+                    fallback.key, original.ident
+                ),
+            );
+        }
+    }
+}
+
+/// What keeps `dyn Trait` from being written for the client's trait, if anything: a generic
+/// method or an `impl Trait` parameter.
+pub(crate) fn not_object_safe(item: &ItemTrait) -> Option<(TokenStream, &'static str)> {
+    item.items.iter().find_map(|entry| {
+        let TraitItem::Fn(method) = entry else {
+            return None;
+        };
+        if !method.sig.generics.params.is_empty() {
+            return Some((
+                method.sig.generics.to_token_stream(),
+                "its methods cannot be generic",
+            ));
+        }
+        method.sig.inputs.iter().find_map(|input| match input {
+            FnArg::Typed(typed) if ty::names_impl_trait(&typed.ty) => Some((
+                typed.ty.to_token_stream(),
+                "its parameters cannot be `impl Trait`",
+            )),
+            _ => None,
+        })
+    })
 }
 
 fn check_method(cx: &Ctxt, method: &Method<'_>) {

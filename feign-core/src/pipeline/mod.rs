@@ -21,6 +21,7 @@ use crate::codec::{Decoder, Encoder, ErrorDecoder};
 use crate::interceptor::RequestInterceptor;
 use crate::meta::{ClientMeta, MethodMeta};
 use crate::options::{LogLevel, Options};
+use crate::resilience::Resilience;
 use crate::resolve::Resolver;
 use crate::retry::RetryPolicy;
 use crate::{Error, Response};
@@ -91,6 +92,7 @@ pub(crate) struct CoreInner {
     pub(crate) limits: Limits,
     /// A 404 goes to the decoder rather than the error decoder.
     pub(crate) dismiss_404: bool,
+    pub(crate) resilience: Resilience,
 }
 
 impl Core {
@@ -117,7 +119,12 @@ impl Core {
     /// Runs the call: a non-2xx response becomes the ErrorDecoder's error.
     pub async fn execute(&self, args: RequestArgs) -> Result<Response, Error> {
         let key = args.meta.key;
-        match observed_run!(self, args, false) {
+        let result = if self.inner.resilience.guards_calls() {
+            self.guarded(args, false).await
+        } else {
+            observed_run!(self, args, false)
+        };
+        match result {
             Ok(Some(response)) => Ok(response),
             Ok(None) => Err(Error::request("response unexpectedly dismissed").with_method_key(key)),
             Err(e) => Err(e),
@@ -126,7 +133,34 @@ impl Core {
 
     /// Runs the call, mapping a 404 to `None`.
     pub async fn execute_optional(&self, args: RequestArgs) -> Result<Option<Response>, Error> {
-        observed_run!(self, args, true)
+        if self.inner.resilience.guards_calls() {
+            self.guarded(args, true).await
+        } else {
+            observed_run!(self, args, true)
+        }
+    }
+
+    /// The call, in its span and metrics, inside the client's circuit breaker and bulkhead.
+    async fn guarded(&self, args: RequestArgs, optional: bool) -> Result<Option<Response>, Error> {
+        let meta = args.meta;
+        self.inner
+            .resilience
+            .guard(meta, async { observed_run!(self, args, optional) })
+            .await
+    }
+
+    /// Whether the client has a fallback, so arguments a call consumes must be kept for it.
+    pub fn has_fallback(&self) -> bool {
+        self.inner.resilience.has_fallback()
+    }
+
+    /// The client's fallback (`T` is its trait object) for a call that ended in `error`, or
+    /// `error` itself when the client has no fallback or the error does not call for one.
+    pub fn fallback<T: ?Sized + Send + Sync + 'static>(
+        &self,
+        error: Error,
+    ) -> Result<Arc<T>, Error> {
+        self.inner.resilience.fallback(error)
     }
 
     /// Decodes a 2xx body into `T` with the client's Decoder.

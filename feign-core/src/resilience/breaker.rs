@@ -1,0 +1,505 @@
+//! One circuit breaker: Resilience4j's closed → open → half-open state machine.
+//!
+//! The state, the half-open permits left and a generation share one `AtomicU64`, so admitting a
+//! call is a load in the closed state and one compare-and-swap in the half-open state (which is
+//! why exactly the permitted number of calls get through, however many race). Outcomes go to a
+//! small mutex-protected window; transitions happen under that mutex and bump the generation,
+//! so the outcome of a call admitted before a transition is never counted after it.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
+use std::time::Duration;
+
+use tokio::time::Instant;
+
+use super::classify::Classification;
+use super::config::CircuitBreakerConfig;
+use super::metrics::{BreakerMetrics, CallKind};
+use super::window::{Rates, Window};
+use crate::Error;
+
+/// The state of a circuit breaker.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum CircuitState {
+    /// Calls go through; outcomes are recorded.
+    Closed,
+    /// Calls are refused without any network I/O.
+    Open,
+    /// A fixed number of trial calls go through; the others are refused.
+    HalfOpen,
+}
+
+impl CircuitState {
+    pub(super) const ALL: [CircuitState; 3] = [
+        CircuitState::Closed,
+        CircuitState::Open,
+        CircuitState::HalfOpen,
+    ];
+
+    /// The name Resilience4j's metrics give the state: `closed`, `open` or `half_open`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CircuitState::Closed => "closed",
+            CircuitState::Open => "open",
+            CircuitState::HalfOpen => "half_open",
+        }
+    }
+
+    fn from_bits(bits: u64) -> CircuitState {
+        match bits & STATE_MASK {
+            0 => CircuitState::Closed,
+            1 => CircuitState::Open,
+            _ => CircuitState::HalfOpen,
+        }
+    }
+}
+
+/// A circuit breaker changed state.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct StateTransition {
+    /// The breaker's name: the method key, or the service for a per-client breaker.
+    pub breaker: Arc<str>,
+    /// The state it left.
+    pub from: CircuitState,
+    /// The state it entered.
+    pub to: CircuitState,
+}
+
+// The state word: state in bits 0-1, half-open permits left in bits 2-33, generation above.
+const STATE_MASK: u64 = 0b11;
+const PERMITS_SHIFT: u32 = 2;
+const PERMITS_MASK: u64 = 0xFFFF_FFFF;
+const GENERATION_SHIFT: u32 = 34;
+
+fn pack(state: CircuitState, permits: u32, generation: u64) -> u64 {
+    let state = match state {
+        CircuitState::Closed => 0,
+        CircuitState::Open => 1,
+        CircuitState::HalfOpen => 2,
+    };
+    state | (u64::from(permits) << PERMITS_SHIFT) | (generation << GENERATION_SHIFT)
+}
+
+fn permits(word: u64) -> u32 {
+    ((word >> PERMITS_SHIFT) & PERMITS_MASK) as u32
+}
+
+fn generation(word: u64) -> u64 {
+    word >> GENERATION_SHIFT
+}
+
+/// The windows outcomes are recorded in, one per recording state.
+struct Windows {
+    closed: Window,
+    half_open: Window,
+}
+
+/// One circuit breaker.
+pub(crate) struct Breaker {
+    name: Arc<str>,
+    config: CircuitBreakerConfig,
+    word: AtomicU64,
+    /// When an open breaker may turn half-open, in nanoseconds since `epoch`.
+    open_until: AtomicU64,
+    epoch: Instant,
+    windows: Mutex<Windows>,
+    metrics: BreakerMetrics,
+    me: Weak<Breaker>,
+}
+
+impl Breaker {
+    pub(crate) fn new(name: &str, config: &CircuitBreakerConfig) -> Arc<Breaker> {
+        Arc::new_cyclic(|me| Breaker {
+            name: name.into(),
+            config: config.clone(),
+            word: AtomicU64::new(pack(CircuitState::Closed, 0, 0)),
+            open_until: AtomicU64::new(0),
+            epoch: Instant::now(),
+            windows: Mutex::new(Windows {
+                closed: Window::new(config.sliding_window_size as usize),
+                half_open: Window::new(
+                    config.permitted_number_of_calls_in_half_open_state as usize,
+                ),
+            }),
+            metrics: BreakerMetrics::register(name),
+            me: me.clone(),
+        })
+    }
+
+    /// The current state; an open breaker whose wait is over reads as half-open.
+    #[cfg(test)]
+    pub(crate) fn state(&self) -> CircuitState {
+        let word = self.word.load(Ordering::Acquire);
+        let state = CircuitState::from_bits(word);
+        if state == CircuitState::Open && self.wait_is_over() {
+            self.half_open_after_wait(generation(word));
+            return CircuitState::from_bits(self.word.load(Ordering::Acquire));
+        }
+        state
+    }
+
+    /// Admits a call, or refuses it with [`Error::is_circuit_open`] and no other work.
+    pub(crate) fn acquire(self: &Arc<Self>) -> Result<Permit, Error> {
+        loop {
+            let word = self.word.load(Ordering::Acquire);
+            match CircuitState::from_bits(word) {
+                CircuitState::Closed => return Ok(self.permit(generation(word))),
+                CircuitState::Open if self.wait_is_over() => {
+                    self.half_open_after_wait(generation(word));
+                }
+                CircuitState::Open => return Err(self.refuse()),
+                CircuitState::HalfOpen => {
+                    let left = permits(word);
+                    if left == 0 {
+                        return Err(self.refuse());
+                    }
+                    let taken = word - (1 << PERMITS_SHIFT);
+                    if self
+                        .word
+                        .compare_exchange_weak(word, taken, Ordering::AcqRel, Ordering::Acquire)
+                        .is_ok()
+                    {
+                        return Ok(self.permit(generation(word)));
+                    }
+                }
+            }
+        }
+    }
+
+    fn permit(self: &Arc<Self>, generation: u64) -> Permit {
+        Permit {
+            breaker: Some(self.clone()),
+            generation,
+            started: Instant::now(),
+        }
+    }
+
+    fn refuse(&self) -> Error {
+        self.metrics.call(CallKind::NotPermitted);
+        Error::circuit_open(&self.name)
+    }
+
+    fn wait_is_over(&self) -> bool {
+        self.nanos_since_epoch(Instant::now()) >= self.open_until.load(Ordering::Acquire)
+    }
+
+    fn nanos_since_epoch(&self, at: Instant) -> u64 {
+        u64::try_from(at.saturating_duration_since(self.epoch).as_nanos()).unwrap_or(u64::MAX)
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Windows> {
+        // The windows hold plain counters: a panic elsewhere cannot leave them inconsistent.
+        self.windows.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Open → half-open, if the breaker is still open in `generation` and its wait is over.
+    fn half_open_after_wait(&self, generation_seen: u64) {
+        let mut windows = self.lock();
+        let word = self.word.load(Ordering::Acquire);
+        if CircuitState::from_bits(word) == CircuitState::Open
+            && generation(word) == generation_seen
+            && self.wait_is_over()
+        {
+            self.transition(&mut windows, word, CircuitState::HalfOpen);
+        }
+    }
+
+    /// Records the outcome of a call admitted in `generation`.
+    fn record(&self, generation_admitted: u64, outcome: Outcome, elapsed: Duration) {
+        let (failed, kind) = match outcome {
+            Outcome::Success => (false, CallKind::Successful),
+            Outcome::Failure => (true, CallKind::Failed),
+            Outcome::Ignored => {
+                self.metrics.call(CallKind::Ignored);
+                self.give_back(generation_admitted);
+                return;
+            }
+        };
+        self.metrics.call(kind);
+        let slow = elapsed >= self.config.slow_call_duration_threshold;
+        let mut windows = self.lock();
+        let word = self.word.load(Ordering::Acquire);
+        if generation(word) != generation_admitted {
+            return;
+        }
+        match CircuitState::from_bits(word) {
+            CircuitState::Closed => {
+                let rates = windows.closed.record(failed, slow);
+                let minimum = self
+                    .config
+                    .minimum_number_of_calls
+                    .min(self.config.sliding_window_size) as usize;
+                if rates.calls >= minimum && self.over_threshold(rates) {
+                    self.transition(&mut windows, word, CircuitState::Open);
+                }
+            }
+            CircuitState::HalfOpen => {
+                let rates = windows.half_open.record(failed, slow);
+                let trials = self.config.permitted_number_of_calls_in_half_open_state as usize;
+                if rates.calls >= trials {
+                    let to = if self.over_threshold(rates) {
+                        CircuitState::Open
+                    } else {
+                        CircuitState::Closed
+                    };
+                    self.transition(&mut windows, word, to);
+                }
+            }
+            CircuitState::Open => {}
+        }
+    }
+
+    fn over_threshold(&self, rates: Rates) -> bool {
+        rates.failure_rate >= self.config.failure_rate_threshold
+            || rates.slow_call_rate >= self.config.slow_call_rate_threshold
+    }
+
+    /// Returns the half-open permit of a call that was not recorded.
+    fn give_back(&self, generation_admitted: u64) {
+        let _ = self
+            .word
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |word| {
+                (CircuitState::from_bits(word) == CircuitState::HalfOpen
+                    && generation(word) == generation_admitted)
+                    .then(|| word + (1 << PERMITS_SHIFT))
+            });
+    }
+
+    /// Moves from the state in `word` to `to`; the caller holds the windows' lock, so this is
+    /// the only transition in progress.
+    fn transition(&self, windows: &mut Windows, word: u64, to: CircuitState) {
+        let from = CircuitState::from_bits(word);
+        let next_generation = generation(word).wrapping_add(1) & (u64::MAX >> GENERATION_SHIFT);
+        let permits = match to {
+            CircuitState::HalfOpen => self.config.permitted_number_of_calls_in_half_open_state,
+            _ => 0,
+        };
+        windows.closed.clear();
+        windows.half_open.clear();
+        let deadline = Instant::now() + self.config.wait_duration_in_open_state;
+        if to == CircuitState::Open {
+            // Written before the state, so no caller sees `Open` with an old deadline.
+            self.open_until
+                .store(self.nanos_since_epoch(deadline), Ordering::Release);
+        }
+        // Half-open callers may take permits meanwhile: swap only the word of this generation.
+        let new_word = pack(to, permits, next_generation);
+        let swapped = self
+            .word
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |current| {
+                (generation(current) == generation(word)).then_some(new_word)
+            });
+        if swapped.is_err() {
+            return;
+        }
+        self.metrics.state(to);
+        tracing::info!(breaker = %self.name, from = from.as_str(), to = to.as_str(), "circuit breaker state changed");
+        let _ = self.config.events.send(StateTransition {
+            breaker: self.name.clone(),
+            from,
+            to,
+        });
+        if to == CircuitState::Open {
+            self.schedule_half_open(deadline, next_generation);
+        }
+    }
+
+    /// Turns the breaker half-open when its wait is over, even if no call comes to notice.
+    fn schedule_half_open(&self, deadline: Instant, generation_opened: u64) {
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return; // The next call or state read makes the transition instead.
+        };
+        let breaker = self.me.clone();
+        runtime.spawn(async move {
+            tokio::time::sleep_until(deadline).await;
+            if let Some(breaker) = breaker.upgrade() {
+                breaker.half_open_after_wait(generation_opened);
+            }
+        });
+    }
+}
+
+/// How a call admitted by a breaker ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Outcome {
+    Success,
+    Failure,
+    Ignored,
+}
+
+impl From<Classification> for Outcome {
+    fn from(classification: Classification) -> Outcome {
+        match classification {
+            Classification::Failure => Outcome::Failure,
+            Classification::Success => Outcome::Success,
+            Classification::Ignore => Outcome::Ignored,
+        }
+    }
+}
+
+/// A call admitted by a breaker. Dropped without [`Permit::record`] (the caller's future was
+/// dropped), it counts as ignored and gives its half-open permit back.
+pub(crate) struct Permit {
+    breaker: Option<Arc<Breaker>>,
+    generation: u64,
+    started: Instant,
+}
+
+impl Permit {
+    pub(crate) fn record(mut self, outcome: Outcome) {
+        if let Some(breaker) = self.breaker.take() {
+            breaker.record(self.generation, outcome, self.started.elapsed());
+        }
+    }
+}
+
+impl std::fmt::Debug for Permit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Permit")
+            .field("generation", &self.generation)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Drop for Permit {
+    fn drop(&mut self) {
+        if let Some(breaker) = self.breaker.take() {
+            breaker.record(self.generation, Outcome::Ignored, Duration::ZERO);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config() -> CircuitBreakerConfig {
+        CircuitBreakerConfig::default()
+            .sliding_window_size(4)
+            .minimum_number_of_calls(4)
+            .permitted_number_of_calls_in_half_open_state(2)
+            .wait_duration_in_open_state(Duration::from_secs(1))
+    }
+
+    fn call(breaker: &Arc<Breaker>, outcome: Outcome) -> Result<(), Error> {
+        breaker.acquire().map(|permit| permit.record(outcome))
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn walks_the_state_machine() {
+        let config = config();
+        let mut events = config.subscribe();
+        let breaker = Breaker::new("OrderService#get_order", &config);
+        for outcome in [Outcome::Failure, Outcome::Failure, Outcome::Success] {
+            call(&breaker, outcome).unwrap();
+        }
+        assert_eq!(breaker.state(), CircuitState::Closed);
+        call(&breaker, Outcome::Success).unwrap();
+        assert_eq!(breaker.state(), CircuitState::Open);
+        let refused = call(&breaker, Outcome::Success).unwrap_err();
+        assert!(refused.is_circuit_open());
+        assert!(refused.to_string().contains("OrderService#get_order"));
+
+        tokio::time::advance(Duration::from_secs(1)).await;
+        tokio::task::yield_now().await;
+        assert_eq!(breaker.state(), CircuitState::HalfOpen);
+        let first = breaker.acquire().unwrap();
+        let second = breaker.acquire().unwrap();
+        assert!(breaker.acquire().unwrap_err().is_circuit_open());
+        // A dropped call gives its permit back.
+        drop(second);
+        let second = breaker.acquire().unwrap();
+        first.record(Outcome::Success);
+        second.record(Outcome::Success);
+        assert_eq!(breaker.state(), CircuitState::Closed);
+
+        let seen: Vec<_> = std::iter::from_fn(|| events.try_recv().ok())
+            .map(|t| (t.from, t.to))
+            .collect();
+        assert_eq!(
+            seen,
+            [
+                (CircuitState::Closed, CircuitState::Open),
+                (CircuitState::Open, CircuitState::HalfOpen),
+                (CircuitState::HalfOpen, CircuitState::Closed),
+            ]
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn outcomes_of_an_older_state_are_not_counted() {
+        let breaker = Breaker::new("b", &config());
+        let late = breaker.acquire().unwrap();
+        for _ in 0..4 {
+            call(&breaker, Outcome::Failure).unwrap();
+        }
+        assert_eq!(breaker.state(), CircuitState::Open);
+        tokio::time::advance(Duration::from_secs(1)).await;
+        assert_eq!(breaker.state(), CircuitState::HalfOpen);
+        // Admitted while closed: must not use up a half-open trial.
+        late.record(Outcome::Success);
+        call(&breaker, Outcome::Failure).unwrap();
+        assert_eq!(breaker.state(), CircuitState::HalfOpen);
+        call(&breaker, Outcome::Failure).unwrap();
+        assert_eq!(breaker.state(), CircuitState::Open);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn slow_calls_open_the_breaker() {
+        let config = config().slow_call_duration_threshold(Duration::from_millis(100));
+        let breaker = Breaker::new("b", &config);
+        for _ in 0..4 {
+            let permit = breaker.acquire().unwrap();
+            tokio::time::advance(Duration::from_millis(100)).await;
+            permit.record(Outcome::Success);
+        }
+        assert_eq!(breaker.state(), CircuitState::Open);
+    }
+
+    /// Threads race for the trial calls of a half-open breaker, round after round: each round
+    /// exactly the permitted number get through.
+    #[test]
+    fn half_open_permits_are_exact_under_contention() {
+        const THREADS: usize = 8;
+        const TRIES: usize = 500;
+        let config = CircuitBreakerConfig::default()
+            .sliding_window_size(1)
+            .minimum_number_of_calls(1)
+            .wait_duration_in_open_state(Duration::from_millis(1));
+        let breaker = Breaker::new("stress", &config);
+        call(&breaker, Outcome::Failure).unwrap();
+        for round in 0..50 {
+            std::thread::sleep(Duration::from_millis(2));
+            let start = std::sync::Barrier::new(THREADS);
+            let admitted: Vec<Permit> = std::thread::scope(|scope| {
+                let racers: Vec<_> = (0..THREADS)
+                    .map(|_| {
+                        scope.spawn(|| {
+                            start.wait();
+                            (0..TRIES)
+                                .filter_map(|_| breaker.acquire().ok())
+                                .collect::<Vec<_>>()
+                        })
+                    })
+                    .collect();
+                racers
+                    .into_iter()
+                    .flat_map(|racer| racer.join().unwrap())
+                    .collect()
+            });
+            assert_eq!(admitted.len(), 10, "round {round}");
+            // Five failures of ten: 50 %, the breaker opens again.
+            for (i, permit) in admitted.into_iter().enumerate() {
+                let outcome = if i % 2 == 0 {
+                    Outcome::Failure
+                } else {
+                    Outcome::Success
+                };
+                permit.record(outcome);
+            }
+            let word = breaker.word.load(Ordering::Acquire);
+            assert_eq!(CircuitState::from_bits(word), CircuitState::Open);
+        }
+    }
+}
