@@ -141,7 +141,9 @@ pub use interceptor::{
     RequestInterceptor, RequestTemplate,
 };
 pub use options::{LogLevel, Options};
-pub use resolve::{AttemptOutcome, CallObserver, ChooseRequest, Chosen, Resolver};
+pub use resolve::{
+    AttemptOutcome, CallObserver, ChooseRequest, Chosen, InstanceHandle, Resolver,
+};
 pub use response::Response;
 pub use retry::{retry_fn, FnRetryPolicy, RetryContext, RetryDecision, RetryPolicy, Retryer};
 

@@ -72,6 +72,7 @@ mod snapshot;
 mod stats;
 mod supplier;
 mod suppliers;
+mod table;
 mod view;
 
 pub use balancer::{Builder, InstanceState, LoadBalancer, ServiceConfig};

@@ -5,7 +5,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use arc_swap::ArcSwap;
-use feign_core::{CallObserver, ChooseRequest, Chosen, Error};
+use feign_core::{ChooseRequest, Chosen, Error, InstanceHandle};
 
 use crate::clock::{nanos, Clock};
 use crate::config::{Ejection, PeakEwma, Policy, SlowStart};
@@ -264,12 +264,8 @@ impl ServiceLb {
         for hook in self.shared.hooks.iter() {
             hook.on_start_request(&self.shared.name, &stats.instance);
         }
-        let observer: Arc<dyn CallObserver> = stats.clone();
-        Chosen::new(
-            stats.instance.base_url().clone(),
-            stats.instance.instance_id_arc().clone(),
-        )
-        .with_observer(observer)
+        let handle: Arc<dyn InstanceHandle> = stats.clone();
+        Chosen::from_handle(handle)
     }
 
     fn tried(&self, snap: &Snapshot, index: usize, req: &ChooseRequest<'_>) -> bool {

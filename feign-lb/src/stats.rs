@@ -2,10 +2,10 @@
 //! ejection deadline, slow-start ramp. It is also the attempt's [`CallObserver`].
 
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
-use std::sync::Weak;
+use std::sync::{Arc, Weak};
 use std::time::Duration;
 
-use feign_core::{AttemptOutcome, CallObserver};
+use feign_core::{AttemptOutcome, CallObserver, InstanceHandle};
 
 use crate::clock::nanos;
 use crate::lifecycle::{Completion, CompletionStatus, LiveCounters};
@@ -204,6 +204,16 @@ impl InstanceStats {
             seconds = Duration::from_nanos(length).as_secs_f64(),
             "instance ejected"
         );
+    }
+}
+
+impl InstanceHandle for InstanceStats {
+    fn base_url(&self) -> &Arc<str> {
+        self.instance.base_url()
+    }
+
+    fn instance_id(&self) -> &Arc<str> {
+        self.instance.instance_id_arc()
     }
 }
 
