@@ -65,7 +65,7 @@ impl LoadBalancer {
         self.inner
             .services
             .get(service)
-            .map(|s| s.shared.counters.read())
+            .map(|s| s.shared.counters.read(s.in_flight()))
     }
 
     /// The instances of `service` with their live state (refreshing the list first).

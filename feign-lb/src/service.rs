@@ -164,6 +164,17 @@ impl ServiceLb {
         lb
     }
 
+    /// Attempts in flight now: the sum of the instances' in-flight counts, over the listed
+    /// instances and those that left the list with attempts still in flight.
+    pub(crate) fn in_flight(&self) -> u64 {
+        let snap = self.shared.snapshot.load();
+        snap.stats
+            .iter()
+            .chain(snap.retired.iter())
+            .map(|s| u64::from(s.in_flight()))
+            .sum()
+    }
+
     /// The supplier this service reads, to listen to its changes.
     pub(crate) fn supplier(&self) -> Option<&Arc<dyn InstanceSupplier>> {
         self.supplier.as_ref()
@@ -256,7 +267,6 @@ impl ServiceLb {
     fn start(&self, snap: &Snapshot, index: usize) -> Chosen {
         let stats = &snap.stats[index];
         stats.started();
-        self.shared.counters.active.fetch_add(1, Ordering::Relaxed);
         if self.filters.same_instance {
             self.last_chosen
                 .store(pack(snap.version, index), Ordering::Relaxed);
@@ -473,11 +483,7 @@ impl ServiceLb {
     fn better(&self, snap: &Snapshot, a: usize, b: usize, now: &LazyNow<'_>) -> usize {
         let (sa, sb) = (&snap.stats[a], &snap.stats[b]);
         let a_wins = match self.policy {
-            Policy::PeakEwma => {
-                let t = now.get();
-                sa.peak_ewma_cost(t, self.shared.decay_ns)
-                    <= sb.peak_ewma_cost(t, self.shared.decay_ns)
-            }
+            Policy::PeakEwma => sa.peak_ewma_at_most(sb, || now.get(), self.shared.decay_ns),
             _ => sa.in_flight() <= sb.in_flight(),
         };
         if a_wins {

@@ -125,6 +125,38 @@ impl InstanceStats {
         self.latency_estimate(now, decay_ns) * f64::from(self.in_flight() + 1)
     }
 
+    /// Whether this instance's Peak-EWMA cost is at most `other`'s, without reading the clock
+    /// when it can: both estimates decay by the same factor from any moment after both were
+    /// last updated, so the comparison depends on the gap between their updates and not on
+    /// the current time. An instance never observed does not decay, so then `now` is read.
+    pub(crate) fn peak_ewma_at_most(
+        &self,
+        other: &InstanceStats,
+        now: impl Fn() -> u64,
+        decay_ns: f64,
+    ) -> bool {
+        let (at, other_at) = (
+            self.ewma_at.load(Ordering::Relaxed),
+            other.ewma_at.load(Ordering::Relaxed),
+        );
+        if (at == 0) != (other_at == 0) {
+            let t = now();
+            return self.peak_ewma_cost(t, decay_ns) <= other.peak_ewma_cost(t, decay_ns);
+        }
+        let undecayed = |s: &InstanceStats| {
+            f64::from_bits(s.ewma_bits.load(Ordering::Relaxed)) * f64::from(s.in_flight() + 1)
+        };
+        let (cost, other_cost) = (undecayed(self), undecayed(other));
+        if at == other_at {
+            return cost <= other_cost;
+        }
+        // cost(t) = undecayed * e^(-(t - at) / decay); the ratio of two costs is the ratio of
+        // the undecayed ones times e^((other_at - at) / decay), whatever t. Clamped so that a
+        // very old estimate compares as zero rather than as NaN.
+        let gap = (at as f64 - other_at as f64) / decay_ns;
+        cost * gap.clamp(-700.0, 700.0).exp() <= other_cost
+    }
+
     fn observe_latency(&self, sample_ns: f64, now: u64, decay_ns: f64) {
         let previous_at = self.ewma_at.swap(now, Ordering::Relaxed);
         let weight = if previous_at == 0 || now <= previous_at {
@@ -225,10 +257,6 @@ impl CallObserver for InstanceStats {
         let Some(shared) = self.service.upgrade() else {
             return;
         };
-        let _ = shared
-            .counters
-            .active
-            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| n.checked_sub(1));
         let now = shared.clock.now();
         let sample = nanos(elapsed) as f64;
         let penalty = shared.error_penalty_ns;
