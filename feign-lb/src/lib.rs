@@ -69,6 +69,7 @@ mod retry;
 mod rng;
 mod service;
 mod snapshot;
+mod snapshot_cache;
 mod stats;
 mod supplier;
 mod suppliers;

@@ -14,6 +14,7 @@ use crate::lifecycle::{Completion, CompletionStatus, LifecycleHook, LiveCounters
 use crate::retry::LbRetryPolicy;
 use crate::rng::Rng;
 use crate::snapshot::{is_canary, Snapshot};
+use crate::snapshot_cache::{self, Published};
 use crate::view::View;
 use crate::InstanceSupplier;
 
@@ -31,7 +32,7 @@ pub(crate) struct ServiceShared {
     pub(crate) panic_threshold: f64,
     pub(crate) counters: LiveCounters,
     pub(crate) hooks: Arc<[Arc<dyn LifecycleHook>]>,
-    pub(crate) snapshot: ArcSwap<Snapshot>,
+    pub(crate) snapshot: Published,
     /// Instances ejected now (expired ejections are subtracted when first noticed).
     pub(crate) ejected: AtomicUsize,
     /// When the last slow-start ramp ends (0: none running), so picks skip the clock otherwise.
@@ -141,7 +142,7 @@ impl ServiceLb {
             panic_threshold: settings.panic_threshold,
             counters: LiveCounters::default(),
             hooks: settings.hooks.clone(),
-            snapshot: ArcSwap::from_pointee(Snapshot::empty()),
+            snapshot: Arc::new(ArcSwap::from_pointee(Snapshot::empty())),
             ejected: AtomicUsize::new(0),
             ramping_until: AtomicU64::new(0),
         });
@@ -233,14 +234,27 @@ impl ServiceLb {
         for hook in self.shared.hooks.iter() {
             hook.on_start(&self.shared.name);
         }
-        let mut snap = self.shared.snapshot.load();
-        if let Some(supplier) = &self.supplier {
-            if supplier.version() != snap.version {
-                drop(snap);
+        let published = &self.shared.snapshot;
+        let current = |snap: &Snapshot| {
+            self.supplier
+                .as_ref()
+                .is_none_or(|s| s.version() == snap.version)
+        };
+        let picked = snapshot_cache::with_current(published, |snap| {
+            current(snap).then(|| self.choose_from(snap, req))
+        });
+        match picked {
+            Some(result) => result,
+            None => {
+                // The supplier moved on: rebuild (or, while another caller rebuilds, pick from
+                // the snapshot still published).
                 self.refresh();
-                snap = self.shared.snapshot.load();
+                snapshot_cache::with_current(published, |snap| self.choose_from(snap, req))
             }
         }
+    }
+
+    fn choose_from(&self, snap: &Snapshot, req: &ChooseRequest<'_>) -> Result<Chosen, Error> {
         if snap.stats.is_empty() {
             let reason = if self.supplier.is_none() {
                 "no instance supplier configured"
@@ -255,8 +269,8 @@ impl ServiceLb {
             clock: &self.shared.clock,
             value: Cell::new(0),
         };
-        match self.pick(&snap, req, &now) {
-            Some(index) => Ok(self.start(&snap, index)),
+        match self.pick(snap, req, &now) {
+            Some(index) => Ok(self.start(snap, index)),
             None => Err(self.discard(Error::no_instance(
                 req.service,
                 "all filtered out or ejected",
@@ -379,10 +393,9 @@ impl ServiceLb {
             narrowing.apply(snap, view, pred);
         }
 
-        let Narrowing {
-            base, preds, slot, ..
-        } = narrowing;
-        let preds = &preds[..slot];
+        // Borrowed, not moved out: moving the predicates would copy them on every pick.
+        let base = narrowing.base;
+        let preds = &narrowing.preds[..narrowing.slot];
         let listed = snap.stats.len();
         let ejected = self.shared.ejected.load(Ordering::Relaxed);
         let panic = ejected > 0 && (ejected as f64) >= listed as f64 * self.shared.panic_threshold;
