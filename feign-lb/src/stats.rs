@@ -297,3 +297,46 @@ impl CallObserver for InstanceStats {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn stats(estimate_ns: f64, at: u64, in_flight: u32) -> InstanceStats {
+        let s = InstanceStats::new(
+            ServiceInstance::new("svc", "127.0.0.1", 80),
+            Weak::new(),
+            estimate_ns,
+            0,
+        );
+        s.ewma_at.store(at, Ordering::Relaxed);
+        s.in_flight.store(in_flight, Ordering::Relaxed);
+        s
+    }
+
+    #[test]
+    fn peak_ewma_comparison_without_the_clock_agrees_with_the_costs() {
+        let decay = 10e9;
+        let now = 1_000_000_000_000u64;
+        let cases = [
+            (5e6, now - 1_000_000_000, 0, 5e6, now - 1_000_000_000, 0),
+            (5e6, now - 1_000_000_000, 3, 8e6, now - 2_000_000_000, 1),
+            (50e6, now - 30_000_000_000, 0, 5e6, now - 1, 0),
+            (5e6, 0, 0, 5e6, now - 5_000_000_000, 0),
+            (1e6, now - 20_000_000_000, 2, 30e6, 0, 0),
+            (1e6, 0, 4, 2e6, 0, 1),
+            (0.0, now - 1, 0, 1e6, now - 900_000_000_000, 0),
+        ];
+        for (ea, ta, fa, eb, tb, fb) in cases {
+            let (a, b) = (stats(ea, ta, fa), stats(eb, tb, fb));
+            for (x, y) in [(&a, &b), (&b, &a)] {
+                let expected = x.peak_ewma_cost(now, decay) <= y.peak_ewma_cost(now, decay);
+                assert_eq!(
+                    x.peak_ewma_at_most(y, || now, decay),
+                    expected,
+                    "{ea} {ta} {fa} / {eb} {tb} {fb}"
+                );
+            }
+        }
+    }
+}

@@ -48,9 +48,19 @@ impl ServiceTable {
         .flat_map(|c| c.slots.iter().map_while(OnceLock::get))
     }
 
-    /// The service named `name` (case-insensitively), if known.
+    /// The service named `name` (case-insensitively), if known. Plain loops rather than
+    /// [`ServiceTable::iter`]: this runs on every pick.
     pub(crate) fn get(&self, name: &str) -> Option<&Arc<ServiceLb>> {
-        self.iter().find(|s| s.shared.name.eq_ignore_ascii_case(name))
+        let mut chunk = &self.head;
+        loop {
+            for slot in &chunk.slots {
+                let service = slot.get()?;
+                if service.shared.name.eq_ignore_ascii_case(name) {
+                    return Some(service);
+                }
+            }
+            chunk = chunk.next.get()?;
+        }
     }
 
     /// The service named `name`, added with `create` if unknown; concurrent callers for the

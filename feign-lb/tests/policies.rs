@@ -658,3 +658,64 @@ fn services_have_their_own_policy_and_supplier() {
     assert!(lb.retry_policy("billing").is_some());
     ok(&pick(&lb));
 }
+
+#[test]
+fn active_counts_attempts_to_an_instance_that_left_the_list() {
+    let (lb, supplier) = balancer(Policy::RoundRobin, vec![instance(1), instance(2)]);
+    let held: Vec<Chosen> = (0..4).map(|_| pick(&lb)).collect();
+    assert_eq!(lb.counters(SVC).unwrap().active, 4);
+    supplier.set(SVC, vec![instance(2)]);
+    let more = pick(&lb);
+    assert_eq!(&**more.instance_id(), "i2");
+    assert_eq!(lb.counters(SVC).unwrap().active, 5, "i1's two attempts still count");
+    for c in held.iter().chain([&more]) {
+        ok(c);
+    }
+    assert_eq!(lb.counters(SVC).unwrap().active, 0);
+}
+
+/// Picks once more from inside its own `on_start_request`, as a hook that calls the same
+/// service would.
+struct PicksFromAHook {
+    lb: std::sync::OnceLock<LoadBalancer>,
+    nested: Mutex<Vec<String>>,
+}
+
+impl LifecycleHook for PicksFromAHook {
+    fn on_start_request(&self, _service: &str, instance: &ServiceInstance) {
+        let Some(lb) = self.lb.get() else { return };
+        let mut nested = self.nested.lock().unwrap();
+        if nested.is_empty() {
+            nested.push(instance.instance_id().to_owned());
+            drop(nested);
+            let inner = pick(lb);
+            ok(&inner);
+            self.nested.lock().unwrap().push(inner.instance_id().to_string());
+        }
+    }
+}
+
+#[test]
+fn a_pick_from_inside_a_pick_reads_the_snapshot_too() {
+    let hook = Arc::new(PicksFromAHook {
+        lb: std::sync::OnceLock::new(),
+        nested: Mutex::new(Vec::new()),
+    });
+    struct Shared(Arc<PicksFromAHook>);
+    impl LifecycleHook for Shared {
+        fn on_start_request(&self, service: &str, instance: &ServiceInstance) {
+            self.0.on_start_request(service, instance);
+        }
+    }
+    let lb = LoadBalancer::builder()
+        .supplier(StaticSupplier::empty().with_instances(SVC, vec![instance(1), instance(2)]))
+        .lifecycle(Shared(hook.clone()))
+        .seed(3)
+        .build();
+    let _ = hook.lb.set(lb.clone());
+    let outer = pick(&lb);
+    ok(&outer);
+    let nested = hook.nested.lock().unwrap().clone();
+    assert_eq!(nested.len(), 2, "{nested:?}");
+    assert_ne!(nested[0], nested[1], "round robin moved on inside the hook: {nested:?}");
+}
