@@ -141,9 +141,7 @@ pub use interceptor::{
     RequestInterceptor, RequestTemplate,
 };
 pub use options::{LogLevel, Options};
-pub use resolve::{
-    AttemptOutcome, CallObserver, ChooseRequest, Chosen, InstanceHandle, Resolver,
-};
+pub use resolve::{AttemptOutcome, CallObserver, ChooseRequest, Chosen, InstanceHandle, Resolver};
 pub use response::Response;
 pub use retry::{retry_fn, FnRetryPolicy, RetryContext, RetryDecision, RetryPolicy, Retryer};
 

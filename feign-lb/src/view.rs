@@ -144,7 +144,6 @@ fn unpack(state: u64) -> (u64, u64) {
     (state >> 32, state & 0xFFFF_FFFF)
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;

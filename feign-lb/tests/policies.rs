@@ -509,7 +509,10 @@ fn canary_gets_its_share_and_flagged_requests() {
     let mut headers = HeaderMap::new();
     headers.insert("x-canary", "1".parse().unwrap());
     for _ in 0..20 {
-        assert_eq!(&**choose_with(&lb, &headers, &[]).unwrap().instance_id(), "i3");
+        assert_eq!(
+            &**choose_with(&lb, &headers, &[]).unwrap().instance_id(),
+            "i3"
+        );
     }
 }
 
@@ -667,7 +670,11 @@ fn active_counts_attempts_to_an_instance_that_left_the_list() {
     supplier.set(SVC, vec![instance(2)]);
     let more = pick(&lb);
     assert_eq!(&**more.instance_id(), "i2");
-    assert_eq!(lb.counters(SVC).unwrap().active, 5, "i1's two attempts still count");
+    assert_eq!(
+        lb.counters(SVC).unwrap().active,
+        5,
+        "i1's two attempts still count"
+    );
     for c in held.iter().chain([&more]) {
         ok(c);
     }
@@ -690,7 +697,10 @@ impl LifecycleHook for PicksFromAHook {
             drop(nested);
             let inner = pick(lb);
             ok(&inner);
-            self.nested.lock().unwrap().push(inner.instance_id().to_string());
+            self.nested
+                .lock()
+                .unwrap()
+                .push(inner.instance_id().to_string());
         }
     }
 }
@@ -717,5 +727,8 @@ fn a_pick_from_inside_a_pick_reads_the_snapshot_too() {
     ok(&outer);
     let nested = hook.nested.lock().unwrap().clone();
     assert_eq!(nested.len(), 2, "{nested:?}");
-    assert_ne!(nested[0], nested[1], "round robin moved on inside the hook: {nested:?}");
+    assert_ne!(
+        nested[0], nested[1],
+        "round robin moved on inside the hook: {nested:?}"
+    );
 }

@@ -39,8 +39,13 @@ fn picks_stay_valid_while_snapshots_are_swapped() {
                         let req = ChooseRequest::new("svc", "k", &Method::GET, &headers);
                         match lb.choose(&req) {
                             Ok(chosen) => {
-                                let port: u16 =
-                                    chosen.base_url().rsplit(':').next().unwrap().parse().unwrap();
+                                let port: u16 = chosen
+                                    .base_url()
+                                    .rsplit(':')
+                                    .next()
+                                    .unwrap()
+                                    .parse()
+                                    .unwrap();
                                 assert!((1..=3).contains(&port), "{}", chosen.base_url());
                                 let outcome = AttemptOutcome::Response(StatusCode::OK);
                                 assert!(chosen.is_observed());
