@@ -1,5 +1,5 @@
 //! Cost of one pick plus its completion report for every policy at 10 to 10,000 instances
-//! (`pick/*`), and of the pick alone (`choose/*`).
+//! (`pick/*`), and of the pick alone, the `Resolver::choose` a call makes (`choose/*`).
 //!
 //! Run with `cargo bench -p feign-lb --bench pick`.
 
