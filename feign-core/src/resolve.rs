@@ -211,3 +211,72 @@ pub enum AttemptOutcome<'a> {
     /// The call was cancelled or abandoned before the attempt ended.
     Discarded,
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicU32, Ordering};
+
+    use super::*;
+
+    struct Instance {
+        base_url: Arc<str>,
+        id: Arc<str>,
+        completed: AtomicU32,
+    }
+
+    impl CallObserver for Instance {
+        fn on_complete(&self, _outcome: &AttemptOutcome<'_>, _elapsed: Duration) {
+            self.completed.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    impl InstanceHandle for Instance {
+        fn base_url(&self) -> &Arc<str> {
+            &self.base_url
+        }
+
+        fn instance_id(&self) -> &Arc<str> {
+            &self.id
+        }
+    }
+
+    fn instance() -> Arc<Instance> {
+        Arc::new(Instance {
+            base_url: "http://user:s3cret@10.0.0.7:8080".into(),
+            id: "i7".into(),
+            completed: AtomicU32::new(0),
+        })
+    }
+
+    #[test]
+    fn a_handle_is_the_url_the_id_and_the_observer() {
+        let handle = instance();
+        let chosen = Chosen::from_handle(handle.clone());
+        assert_eq!(&**chosen.base_url(), "http://user:s3cret@10.0.0.7:8080");
+        assert_eq!(&**chosen.instance_id(), "i7");
+        assert!(chosen.is_observed());
+        chosen.complete(&AttemptOutcome::Discarded, Duration::ZERO);
+        assert_eq!(handle.completed.load(Ordering::Relaxed), 1);
+        let debug = format!("{chosen:?}");
+        assert!(!debug.contains("s3cret"), "{debug}");
+    }
+
+    #[test]
+    fn another_observer_replaces_the_handles_own() {
+        let handle = instance();
+        let other = instance();
+        let chosen = Chosen::from_handle(handle.clone()).with_observer(other.clone());
+        assert_eq!(&**chosen.instance_id(), "i7");
+        chosen.complete(&AttemptOutcome::Discarded, Duration::ZERO);
+        assert_eq!(handle.completed.load(Ordering::Relaxed), 0);
+        assert_eq!(other.completed.load(Ordering::Relaxed), 1);
+    }
+
+    #[test]
+    fn parts_without_an_observer_report_to_no_one() {
+        let chosen = Chosen::new("http://10.0.0.7:8080", "i7");
+        assert!(!chosen.is_observed());
+        chosen.complete(&AttemptOutcome::Discarded, Duration::ZERO);
+        assert_eq!(&**chosen.base_url(), "http://10.0.0.7:8080");
+    }
+}
