@@ -214,7 +214,7 @@ pub use resilience::{
     Classification, ClassifierFn, DefaultClassifier, FailureClassifier, FallbackFactory,
     StateTransition,
 };
-pub use resolve::{AttemptOutcome, CallObserver, ChooseRequest, Chosen, Resolver};
+pub use resolve::{AttemptOutcome, CallObserver, ChooseRequest, Chosen, InstanceHandle, Resolver};
 pub use response::Response;
 pub use retry::{retry_fn, FnRetryPolicy, RetryContext, RetryDecision, RetryPolicy, Retryer};
 

@@ -73,42 +73,121 @@ impl<'a> ChooseRequest<'a> {
     }
 }
 
-/// The instance a [`Resolver`] picked for one attempt.
+/// The instance a [`Resolver`] picked for one attempt: where to send it, the instance's id, and
+/// who hears how the attempt ended.
+///
+/// Built from parts ([`Chosen::new`], [`Chosen::with_observer`]) or from one shared
+/// [`InstanceHandle`] ([`Chosen::from_handle`]) that knows its URL and id and is its own
+/// observer: a balancer hands out the latter, so a pick moves one reference count, not three.
 #[derive(Clone)]
-#[non_exhaustive]
 pub struct Chosen {
-    /// Scheme and authority, optionally followed by a base path: `http://10.0.0.7:8080`.
-    pub base_url: Arc<str>,
-    /// The instance's id, reported back in [`ChooseRequest::tried`] on a retry.
-    pub instance_id: Arc<str>,
-    /// Told how the attempt ended; the pipeline calls it exactly once per attempt.
-    pub observer: Option<Arc<dyn CallObserver>>,
+    repr: Repr,
+}
+
+#[derive(Clone)]
+enum Repr {
+    Parts {
+        base_url: Arc<str>,
+        instance_id: Arc<str>,
+        observer: Option<Arc<dyn CallObserver>>,
+    },
+    Handle(Arc<dyn InstanceHandle>),
 }
 
 impl Chosen {
     /// An instance with no observer.
     pub fn new(base_url: impl Into<Arc<str>>, instance_id: impl Into<Arc<str>>) -> Self {
         Chosen {
-            base_url: base_url.into(),
-            instance_id: instance_id.into(),
-            observer: None,
+            repr: Repr::Parts {
+                base_url: base_url.into(),
+                instance_id: instance_id.into(),
+                observer: None,
+            },
         }
     }
 
-    /// Attaches the observer that hears how the attempt ended.
-    pub fn with_observer(mut self, observer: Arc<dyn CallObserver>) -> Self {
-        self.observer = Some(observer);
-        self
+    /// An instance given as one handle that is also the attempt's observer.
+    pub fn from_handle(handle: Arc<dyn InstanceHandle>) -> Self {
+        Chosen {
+            repr: Repr::Handle(handle),
+        }
+    }
+
+    /// Attaches the observer that hears how the attempt ended, replacing any earlier one
+    /// (a handle's own observation included).
+    pub fn with_observer(self, observer: Arc<dyn CallObserver>) -> Self {
+        let (base_url, instance_id) = match self.repr {
+            Repr::Parts {
+                base_url,
+                instance_id,
+                ..
+            } => (base_url, instance_id),
+            Repr::Handle(handle) => (handle.base_url().clone(), handle.instance_id().clone()),
+        };
+        Chosen {
+            repr: Repr::Parts {
+                base_url,
+                instance_id,
+                observer: Some(observer),
+            },
+        }
+    }
+
+    /// Scheme and authority, optionally followed by a base path: `http://10.0.0.7:8080`.
+    pub fn base_url(&self) -> &Arc<str> {
+        match &self.repr {
+            Repr::Parts { base_url, .. } => base_url,
+            Repr::Handle(handle) => handle.base_url(),
+        }
+    }
+
+    /// The instance's id, reported back in [`ChooseRequest::tried`] on a retry.
+    pub fn instance_id(&self) -> &Arc<str> {
+        match &self.repr {
+            Repr::Parts { instance_id, .. } => instance_id,
+            Repr::Handle(handle) => handle.instance_id(),
+        }
+    }
+
+    /// Whether anyone hears how the attempt ends.
+    pub fn is_observed(&self) -> bool {
+        match &self.repr {
+            Repr::Parts { observer, .. } => observer.is_some(),
+            Repr::Handle(_) => true,
+        }
+    }
+
+    /// Tells the observer, if any, how the attempt ended. The pipeline calls it exactly once
+    /// per attempt.
+    pub fn complete(&self, outcome: &AttemptOutcome<'_>, elapsed: Duration) {
+        match &self.repr {
+            Repr::Parts {
+                observer: Some(observer),
+                ..
+            } => observer.on_complete(outcome, elapsed),
+            Repr::Parts { observer: None, .. } => {}
+            Repr::Handle(handle) => handle.on_complete(outcome, elapsed),
+        }
     }
 }
 
 impl std::fmt::Debug for Chosen {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Chosen")
-            .field("base_url", &crate::redact::url(&self.base_url))
-            .field("instance_id", &self.instance_id)
+            .field("base_url", &crate::redact::url(self.base_url()))
+            .field("instance_id", self.instance_id())
             .finish_non_exhaustive()
     }
+}
+
+/// One instance as a resolver hands it out: its URL and id, and the observer of attempts sent
+/// to it, behind a single shared pointer (see [`Chosen::from_handle`]).
+pub trait InstanceHandle: CallObserver {
+    /// Scheme and authority, optionally followed by a base path: `http://10.0.0.7:8080`.
+    fn base_url(&self) -> &Arc<str>;
+
+    /// The instance's id.
+    fn instance_id(&self) -> &Arc<str>;
 }
 
 /// Hears how an attempt sent to a chosen instance ended: balancers keep in-flight counts,
@@ -131,4 +210,73 @@ pub enum AttemptOutcome<'a> {
     Failed(&'a Error),
     /// The call was cancelled or abandoned before the attempt ended.
     Discarded,
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicU32, Ordering};
+
+    use super::*;
+
+    struct Instance {
+        base_url: Arc<str>,
+        id: Arc<str>,
+        completed: AtomicU32,
+    }
+
+    impl CallObserver for Instance {
+        fn on_complete(&self, _outcome: &AttemptOutcome<'_>, _elapsed: Duration) {
+            self.completed.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    impl InstanceHandle for Instance {
+        fn base_url(&self) -> &Arc<str> {
+            &self.base_url
+        }
+
+        fn instance_id(&self) -> &Arc<str> {
+            &self.id
+        }
+    }
+
+    fn instance() -> Arc<Instance> {
+        Arc::new(Instance {
+            base_url: "http://user:s3cret@10.0.0.7:8080".into(),
+            id: "i7".into(),
+            completed: AtomicU32::new(0),
+        })
+    }
+
+    #[test]
+    fn a_handle_is_the_url_the_id_and_the_observer() {
+        let handle = instance();
+        let chosen = Chosen::from_handle(handle.clone());
+        assert_eq!(&**chosen.base_url(), "http://user:s3cret@10.0.0.7:8080");
+        assert_eq!(&**chosen.instance_id(), "i7");
+        assert!(chosen.is_observed());
+        chosen.complete(&AttemptOutcome::Discarded, Duration::ZERO);
+        assert_eq!(handle.completed.load(Ordering::Relaxed), 1);
+        let debug = format!("{chosen:?}");
+        assert!(!debug.contains("s3cret"), "{debug}");
+    }
+
+    #[test]
+    fn another_observer_replaces_the_handles_own() {
+        let handle = instance();
+        let other = instance();
+        let chosen = Chosen::from_handle(handle.clone()).with_observer(other.clone());
+        assert_eq!(&**chosen.instance_id(), "i7");
+        chosen.complete(&AttemptOutcome::Discarded, Duration::ZERO);
+        assert_eq!(handle.completed.load(Ordering::Relaxed), 0);
+        assert_eq!(other.completed.load(Ordering::Relaxed), 1);
+    }
+
+    #[test]
+    fn parts_without_an_observer_report_to_no_one() {
+        let chosen = Chosen::new("http://10.0.0.7:8080", "i7");
+        assert!(!chosen.is_observed());
+        chosen.complete(&AttemptOutcome::Discarded, Duration::ZERO);
+        assert_eq!(&**chosen.base_url(), "http://10.0.0.7:8080");
+    }
 }

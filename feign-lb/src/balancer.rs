@@ -7,7 +7,6 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
-use arc_swap::ArcSwap;
 use feign_core::{ChooseRequest, Chosen, Error, Resolver, RetryPolicy};
 
 use crate::clock::Clock;
@@ -15,6 +14,7 @@ use crate::config::{Ejection, PeakEwma, Policy, SlowStart};
 use crate::filter::{Canary, Filters, Hints, StickySession, VersionRouting, ZonePreference};
 use crate::lifecycle::{Counters, LifecycleHook};
 use crate::service::{ServiceLb, Settings};
+use crate::table::ServiceTable;
 use crate::{InstanceSupplier, RetryConfig, ServiceInstance};
 
 /// Client-side load balancer over instance suppliers: one lock-free, allocation-free pick per
@@ -30,7 +30,7 @@ struct Inner {
     defaults: Settings,
     overrides: Vec<(String, ServiceConfig)>,
     clock: Clock,
-    services: ArcSwap<Vec<Arc<ServiceLb>>>,
+    services: ServiceTable,
     _shutdown: tokio::sync::watch::Sender<()>,
 }
 
@@ -55,37 +55,20 @@ impl LoadBalancer {
         Builder::default()
     }
 
-    fn service(&self, name: &str) -> Arc<ServiceLb> {
-        let find = |list: &Vec<Arc<ServiceLb>>| {
-            list.iter()
-                .find(|s| s.shared.name.eq_ignore_ascii_case(name))
-                .cloned()
-        };
-        if let Some(found) = find(&self.inner.services.load()) {
-            return found;
-        }
-        let settings = self.inner.settings_for(name);
-        let created = Arc::new(ServiceLb::new(name, settings, self.inner.clock));
-        let mut result = created.clone();
-        self.inner.services.rcu(|list| {
-            if let Some(found) = find(list) {
-                result = found;
-                return list.clone();
-            }
-            result = created.clone();
-            let mut next = (**list).clone();
-            next.push(created.clone());
-            Arc::new(next)
-        });
-        result
+    /// The balancer of service `name`, created on first use.
+    fn service(&self, name: &str) -> &Arc<ServiceLb> {
+        let inner = &self.inner;
+        inner.services.get_or_add(name, || {
+            ServiceLb::new(name, inner.settings_for(name), inner.clock)
+        })
     }
 
     /// The counters of `service`, if it has been used.
     pub fn counters(&self, service: &str) -> Option<Counters> {
-        let list = self.inner.services.load();
-        list.iter()
-            .find(|s| s.shared.name.eq_ignore_ascii_case(service))
-            .map(|s| s.shared.counters.read())
+        self.inner
+            .services
+            .get(service)
+            .map(|s| s.shared.counters.read(s.in_flight()))
     }
 
     /// The instances of `service` with their live state (refreshing the list first).
@@ -131,15 +114,7 @@ fn fnv(text: &str) -> u64 {
 
 impl Resolver for LoadBalancer {
     fn choose(&self, request: &ChooseRequest<'_>) -> Result<Chosen, Error> {
-        // The common case borrows the service from the current list: no reference count moves.
-        let list = self.inner.services.load();
-        if let Some(service) = list
-            .iter()
-            .find(|s| s.shared.name.eq_ignore_ascii_case(request.service))
-        {
-            return service.choose(request);
-        }
-        drop(list);
+        // Borrowed from the table, which only grows: no lock, no reference count moves.
         self.service(request.service).choose(request)
     }
 
@@ -151,8 +126,12 @@ impl Resolver for LoadBalancer {
 
 impl fmt::Debug for LoadBalancer {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let services = self.inner.services.load();
-        let names: Vec<&str> = services.iter().map(|s| &*s.shared.name).collect();
+        let names: Vec<&str> = self
+            .inner
+            .services
+            .iter()
+            .map(|s| &*s.shared.name)
+            .collect();
         f.debug_struct("LoadBalancer")
             .field("policy", &self.inner.defaults.policy)
             .field("services", &names)
@@ -495,7 +474,7 @@ impl Builder {
                 defaults: self.defaults,
                 overrides: self.overrides,
                 clock: Clock::new(),
-                services: ArcSwap::from_pointee(Vec::new()),
+                services: ServiceTable::new(),
                 _shutdown: shutdown,
             }),
         };
@@ -550,7 +529,7 @@ impl LoadBalancer {
                         _ = shutdown.changed() => return,
                     }
                     let Some(inner) = weak.upgrade() else { return };
-                    for service in inner.services.load().iter() {
+                    for service in inner.services.iter() {
                         if service
                             .supplier()
                             .is_some_and(|s| Arc::ptr_eq(s, &supplier))

@@ -23,7 +23,9 @@
 //!
 //! Each service's instance list is an immutable snapshot, rebuilt when the supplier's
 //! [`InstanceSupplier::version`] moves (and as soon as [`InstanceSupplier::changed`] fires) and
-//! swapped atomically: **readers never take a lock, and a pick allocates nothing**. The pick:
+//! swapped atomically: **readers never take a lock, and a pick allocates nothing**. Each thread
+//! reads a service's snapshot through its own cache, revalidated with one load, and a pick hands
+//! the client one shared pointer to the chosen instance. The pick:
 //!
 //! 1. the instance of the previous attempt when the retry policy asked for the same instance,
 //!    else the sticky-session cookie `sc-lb-instance-id` ([`StickySession`]) or the last
@@ -107,9 +109,11 @@ mod retry;
 mod rng;
 mod service;
 mod snapshot;
+mod snapshot_cache;
 mod stats;
 mod supplier;
 mod suppliers;
+mod table;
 mod view;
 
 pub use balancer::{Builder, InstanceState, LoadBalancer, ServiceConfig};

@@ -96,10 +96,10 @@ impl Counters {
     }
 }
 
-/// The live counters behind [`Counters`].
+/// The live counters behind [`Counters`]; `active` is not among them, it is the sum of the
+/// instances' own in-flight counts, so a pick does not touch a counter shared by the service.
 #[derive(Debug, Default)]
 pub(crate) struct LiveCounters {
-    pub(crate) active: AtomicU64,
     pub(crate) success: AtomicU64,
     pub(crate) failed: AtomicU64,
     pub(crate) discard: AtomicU64,
@@ -114,10 +114,11 @@ impl LiveCounters {
         counter.fetch_add(1, Ordering::Relaxed);
     }
 
-    pub(crate) fn read(&self) -> Counters {
+    /// The counters now, with `active` attempts in flight.
+    pub(crate) fn read(&self, active: u64) -> Counters {
         let r = |c: &AtomicU64| c.load(Ordering::Relaxed);
         Counters {
-            active: r(&self.active),
+            active,
             success: r(&self.success),
             failed: r(&self.failed),
             discard: r(&self.discard),

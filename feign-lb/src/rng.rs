@@ -35,11 +35,14 @@ impl Rng {
         ((u128::from(self.next_u64()) * n as u128) >> 64) as usize
     }
 
-    /// Two distinct uniform indices below `n` (`n >= 2`).
+    /// Two distinct uniform indices below `n` (`2 <= n <= 2^32`), from one draw: each half
+    /// of it picks one index by multiply-shift.
     pub(crate) fn pair_below(&self, n: usize) -> (usize, usize) {
         debug_assert!(n >= 2);
-        let a = self.below(n);
-        let mut b = self.below(n - 1);
+        let draw = self.next_u64();
+        let scale = |half: u64, n: usize| ((u128::from(half) * n as u128) >> 32) as usize;
+        let a = scale(draw >> 32, n);
+        let mut b = scale(draw & 0xFFFF_FFFF, n - 1);
         if b >= a {
             b += 1;
         }

@@ -5,7 +5,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use arc_swap::ArcSwap;
-use feign_core::{CallObserver, ChooseRequest, Chosen, Error};
+use feign_core::{ChooseRequest, Chosen, Error, InstanceHandle};
 
 use crate::clock::{nanos, Clock};
 use crate::config::{Ejection, PeakEwma, Policy, SlowStart};
@@ -15,6 +15,7 @@ use crate::metrics::ServiceMetrics;
 use crate::retry::LbRetryPolicy;
 use crate::rng::Rng;
 use crate::snapshot::{is_canary, Snapshot};
+use crate::snapshot_cache::{self, Published};
 use crate::view::View;
 use crate::InstanceSupplier;
 
@@ -33,7 +34,7 @@ pub(crate) struct ServiceShared {
     pub(crate) counters: LiveCounters,
     pub(crate) metrics: ServiceMetrics,
     pub(crate) hooks: Arc<[Arc<dyn LifecycleHook>]>,
-    pub(crate) snapshot: ArcSwap<Snapshot>,
+    pub(crate) snapshot: Published,
     /// Instances ejected now (expired ejections are subtracted when first noticed).
     pub(crate) ejected: AtomicUsize,
     /// When the last slow-start ramp ends (0: none running), so picks skip the clock otherwise.
@@ -144,7 +145,7 @@ impl ServiceLb {
             counters: LiveCounters::default(),
             metrics: ServiceMetrics::new(name),
             hooks: settings.hooks.clone(),
-            snapshot: ArcSwap::from_pointee(Snapshot::empty()),
+            snapshot: Arc::new(ArcSwap::from_pointee(Snapshot::empty())),
             ejected: AtomicUsize::new(0),
             ramping_until: AtomicU64::new(0),
         });
@@ -165,6 +166,17 @@ impl ServiceLb {
         };
         lb.refresh();
         lb
+    }
+
+    /// Attempts in flight now: the sum of the instances' in-flight counts, over the listed
+    /// instances and those that left the list with attempts still in flight.
+    pub(crate) fn in_flight(&self) -> u64 {
+        let snap = self.shared.snapshot.load();
+        snap.stats
+            .iter()
+            .chain(snap.retired.iter())
+            .map(|s| u64::from(s.in_flight()))
+            .sum()
     }
 
     /// The supplier this service reads, to listen to its changes.
@@ -226,14 +238,27 @@ impl ServiceLb {
         for hook in self.shared.hooks.iter() {
             hook.on_start(&self.shared.name);
         }
-        let mut snap = self.shared.snapshot.load();
-        if let Some(supplier) = &self.supplier {
-            if supplier.version() != snap.version {
-                drop(snap);
+        let published = &self.shared.snapshot;
+        let current = |snap: &Snapshot| {
+            self.supplier
+                .as_ref()
+                .is_none_or(|s| s.version() == snap.version)
+        };
+        let picked = snapshot_cache::with_current(published, |snap| {
+            current(snap).then(|| self.choose_from(snap, req))
+        });
+        match picked {
+            Some(result) => result,
+            None => {
+                // The supplier moved on: rebuild (or, while another caller rebuilds, pick from
+                // the snapshot still published).
                 self.refresh();
-                snap = self.shared.snapshot.load();
+                snapshot_cache::with_current(published, |snap| self.choose_from(snap, req))
             }
         }
+    }
+
+    fn choose_from(&self, snap: &Snapshot, req: &ChooseRequest<'_>) -> Result<Chosen, Error> {
         if snap.stats.is_empty() {
             let reason = if self.supplier.is_none() {
                 "no instance supplier configured"
@@ -248,8 +273,8 @@ impl ServiceLb {
             clock: &self.shared.clock,
             value: Cell::new(0),
         };
-        match self.pick(&snap, req, &now) {
-            Some(index) => Ok(self.start(&snap, index)),
+        match self.pick(snap, req, &now) {
+            Some(index) => Ok(self.start(snap, index)),
             None => Err(self.discard(Error::no_instance(
                 req.service,
                 "all filtered out or ejected",
@@ -260,7 +285,6 @@ impl ServiceLb {
     fn start(&self, snap: &Snapshot, index: usize) -> Chosen {
         let stats = &snap.stats[index];
         stats.started();
-        self.shared.counters.active.fetch_add(1, Ordering::Relaxed);
         if self.filters.same_instance {
             self.last_chosen
                 .store(pack(snap.version, index), Ordering::Relaxed);
@@ -268,12 +292,8 @@ impl ServiceLb {
         for hook in self.shared.hooks.iter() {
             hook.on_start_request(&self.shared.name, &stats.instance);
         }
-        let observer: Arc<dyn CallObserver> = stats.clone();
-        Chosen::new(
-            stats.instance.base_url().clone(),
-            stats.instance.instance_id_arc().clone(),
-        )
-        .with_observer(observer)
+        let handle: Arc<dyn InstanceHandle> = stats.clone();
+        Chosen::from_handle(handle)
     }
 
     fn tried(&self, snap: &Snapshot, index: usize, req: &ChooseRequest<'_>) -> bool {
@@ -377,10 +397,9 @@ impl ServiceLb {
             narrowing.apply(snap, view, pred);
         }
 
-        let Narrowing {
-            base, preds, slot, ..
-        } = narrowing;
-        let preds = &preds[..slot];
+        // Borrowed, not moved out: moving the predicates would copy them on every pick.
+        let base = narrowing.base;
+        let preds = &narrowing.preds[..narrowing.slot];
         let listed = snap.stats.len();
         let ejected = self.shared.ejected.load(Ordering::Relaxed);
         let panic = ejected > 0 && (ejected as f64) >= listed as f64 * self.shared.panic_threshold;
@@ -481,11 +500,7 @@ impl ServiceLb {
     fn better(&self, snap: &Snapshot, a: usize, b: usize, now: &LazyNow<'_>) -> usize {
         let (sa, sb) = (&snap.stats[a], &snap.stats[b]);
         let a_wins = match self.policy {
-            Policy::PeakEwma => {
-                let t = now.get();
-                sa.peak_ewma_cost(t, self.shared.decay_ns)
-                    <= sb.peak_ewma_cost(t, self.shared.decay_ns)
-            }
+            Policy::PeakEwma => sa.peak_ewma_at_most(sb, || now.get(), self.shared.decay_ns),
             _ => sa.in_flight() <= sb.in_flight(),
         };
         if a_wins {

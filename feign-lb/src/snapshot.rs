@@ -19,6 +19,9 @@ pub(crate) struct Snapshot {
     /// Whether the supplier knew the service at all.
     pub(crate) known: bool,
     pub(crate) stats: Box<[Arc<InstanceStats>]>,
+    /// Instances that left the list with attempts in flight, kept so that those attempts
+    /// still count as active; dropped at a later rebuild once they are done.
+    pub(crate) retired: Box<[Arc<InstanceStats>]>,
     pub(crate) weights: Box<[u32]>,
     pub(crate) by_id: HashMap<Arc<str>, u32>,
     pub(crate) all: View,
@@ -36,6 +39,7 @@ impl Snapshot {
             version: u64::MAX,
             known: false,
             stats: Box::new([]),
+            retired: Box::new([]),
             weights: Box::new([]),
             by_id: HashMap::new(),
             all: View::new(Vec::new(), None, 0),
@@ -130,6 +134,19 @@ impl Snapshot {
             )
         });
 
+        let kept = |s: &Arc<InstanceStats>| {
+            by_id
+                .get(s.instance.instance_id())
+                .is_some_and(|&i| Arc::ptr_eq(&stats[i as usize], s))
+        };
+        let retired: Vec<Arc<InstanceStats>> = previous
+            .stats
+            .iter()
+            .chain(previous.retired.iter())
+            .filter(|s| s.in_flight() > 0 && !kept(s))
+            .cloned()
+            .collect();
+
         let now_ejected = stats.iter().filter(|s| s.ejection_pending(now)).count();
         shared
             .ejected
@@ -139,6 +156,7 @@ impl Snapshot {
             version,
             known,
             stats: stats.into_boxed_slice(),
+            retired: retired.into_boxed_slice(),
             weights: weights.into_boxed_slice(),
             by_id,
             all,

@@ -2,10 +2,10 @@
 //! ejection deadline, slow-start ramp. It is also the attempt's [`CallObserver`].
 
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
-use std::sync::Weak;
+use std::sync::{Arc, Weak};
 use std::time::Duration;
 
-use feign_core::{AttemptOutcome, CallObserver};
+use feign_core::{AttemptOutcome, CallObserver, InstanceHandle};
 
 use crate::clock::nanos;
 use crate::lifecycle::{Completion, CompletionStatus, LiveCounters};
@@ -129,6 +129,38 @@ impl InstanceStats {
         self.latency_estimate(now, decay_ns) * f64::from(self.in_flight() + 1)
     }
 
+    /// Whether this instance's Peak-EWMA cost is at most `other`'s, without reading the clock
+    /// when it can: both estimates decay by the same factor from any moment after both were
+    /// last updated, so the comparison depends on the gap between their updates and not on
+    /// the current time. An instance never observed does not decay, so then `now` is read.
+    pub(crate) fn peak_ewma_at_most(
+        &self,
+        other: &InstanceStats,
+        now: impl Fn() -> u64,
+        decay_ns: f64,
+    ) -> bool {
+        let (at, other_at) = (
+            self.ewma_at.load(Ordering::Relaxed),
+            other.ewma_at.load(Ordering::Relaxed),
+        );
+        if (at == 0) != (other_at == 0) {
+            let t = now();
+            return self.peak_ewma_cost(t, decay_ns) <= other.peak_ewma_cost(t, decay_ns);
+        }
+        let undecayed = |s: &InstanceStats| {
+            f64::from_bits(s.ewma_bits.load(Ordering::Relaxed)) * f64::from(s.in_flight() + 1)
+        };
+        let (cost, other_cost) = (undecayed(self), undecayed(other));
+        if at == other_at {
+            return cost <= other_cost;
+        }
+        // cost(t) = undecayed * e^(-(t - at) / decay); the ratio of two costs is the ratio of
+        // the undecayed ones times e^((other_at - at) / decay), whatever t. Clamped so that a
+        // very old estimate compares as zero rather than as NaN.
+        let gap = (at as f64 - other_at as f64) / decay_ns;
+        cost * gap.clamp(-700.0, 700.0).exp() <= other_cost
+    }
+
     fn observe_latency(&self, sample_ns: f64, now: u64, decay_ns: f64) {
         let previous_at = self.ewma_at.swap(now, Ordering::Relaxed);
         let weight = if previous_at == 0 || now <= previous_at {
@@ -211,6 +243,16 @@ impl InstanceStats {
     }
 }
 
+impl InstanceHandle for InstanceStats {
+    fn base_url(&self) -> &Arc<str> {
+        self.instance.base_url()
+    }
+
+    fn instance_id(&self) -> &Arc<str> {
+        self.instance.instance_id_arc()
+    }
+}
+
 impl CallObserver for InstanceStats {
     fn on_complete(&self, outcome: &AttemptOutcome<'_>, elapsed: Duration) {
         let _ = self
@@ -220,10 +262,6 @@ impl CallObserver for InstanceStats {
         let Some(shared) = self.service.upgrade() else {
             return;
         };
-        let _ = shared
-            .counters
-            .active
-            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| n.checked_sub(1));
         let now = shared.clock.now();
         let sample = nanos(elapsed) as f64;
         let penalty = shared.error_penalty_ns;
@@ -261,6 +299,49 @@ impl CallObserver for InstanceStats {
             };
             for hook in shared.hooks.iter() {
                 hook.on_complete(&completion);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn stats(estimate_ns: f64, at: u64, in_flight: u32) -> InstanceStats {
+        let s = InstanceStats::new(
+            ServiceInstance::new("svc", "127.0.0.1", 80),
+            Weak::new(),
+            estimate_ns,
+            0,
+        );
+        s.ewma_at.store(at, Ordering::Relaxed);
+        s.in_flight.store(in_flight, Ordering::Relaxed);
+        s
+    }
+
+    #[test]
+    fn peak_ewma_comparison_without_the_clock_agrees_with_the_costs() {
+        let decay = 10e9;
+        let now = 1_000_000_000_000u64;
+        let cases = [
+            (5e6, now - 1_000_000_000, 0, 5e6, now - 1_000_000_000, 0),
+            (5e6, now - 1_000_000_000, 3, 8e6, now - 2_000_000_000, 1),
+            (50e6, now - 30_000_000_000, 0, 5e6, now - 1, 0),
+            (5e6, 0, 0, 5e6, now - 5_000_000_000, 0),
+            (1e6, now - 20_000_000_000, 2, 30e6, 0, 0),
+            (1e6, 0, 4, 2e6, 0, 1),
+            (0.0, now - 1, 0, 1e6, now - 900_000_000_000, 0),
+        ];
+        for (ea, ta, fa, eb, tb, fb) in cases {
+            let (a, b) = (stats(ea, ta, fa), stats(eb, tb, fb));
+            for (x, y) in [(&a, &b), (&b, &a)] {
+                let expected = x.peak_ewma_cost(now, decay) <= y.peak_ewma_cost(now, decay);
+                assert_eq!(
+                    x.peak_ewma_at_most(y, || now, decay),
+                    expected,
+                    "{ea} {ta} {fa} / {eb} {tb} {fb}"
+                );
             }
         }
     }

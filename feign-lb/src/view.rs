@@ -16,10 +16,14 @@ pub(crate) struct View {
 
 /// gRPC's static stride scheduler: lock-free smooth weighted round robin whose cost depends on
 /// the spread of the weights, not on their sum.
+///
+/// gRPC's sequence number `seq` stands for position `seq % n` in generation `seq / n`; only
+/// the generation modulo [`MAX_WEIGHT`] matters, so the state is kept as that pair, packed
+/// (generation in the high half), and a pick needs no division.
 #[derive(Debug)]
 struct Stride {
     scaled: Box<[u16]>,
-    sequence: AtomicU64,
+    state: AtomicU64,
 }
 
 impl View {
@@ -27,7 +31,7 @@ impl View {
     pub(crate) fn new(members: Vec<u32>, weights: Option<&[u32]>, start: u64) -> View {
         let stride = weights.and_then(|w| Stride::new(&members, w, start));
         View {
-            cursor: AtomicUsize::new(start as usize),
+            cursor: AtomicUsize::new((start % members.len().max(1) as u64) as usize),
             members: members.into_boxed_slice(),
             stride,
         }
@@ -46,22 +50,17 @@ impl View {
         self.members[pos] as usize
     }
 
-    /// The next position in round-robin order. Never divides by zero (callers ensure the view
-    /// is not empty) and keeps the rotation order across the counter's wrap.
+    /// The next position in round-robin order (callers ensure the view is not empty). A view
+    /// never changes size, so the cursor wraps at its length: no division on a pick, and the
+    /// rotation order holds for ever.
     pub(crate) fn next_round_robin(&self) -> usize {
         let len = self.members.len();
         debug_assert!(len > 0);
-        let previous = self
-            .cursor
+        self.cursor
             .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |c| {
-                Some(match c.checked_add(1) {
-                    Some(next) => next,
-                    // At the wrap, continue from the equivalent position so the order holds.
-                    None => c % len + 1,
-                })
+                Some(if c + 1 >= len { 0 } else { c + 1 })
             })
-            .unwrap_or_else(|c| c);
-        previous % len
+            .unwrap_or_else(|c| c)
     }
 
     /// The next position of the weighted schedule (round robin when there are no weights).
@@ -87,27 +86,62 @@ impl Stride {
                 s.clamp(1, MAX_WEIGHT) as u16
             })
             .collect();
+        let n = members.len() as u64;
         Some(Stride {
             scaled,
-            sequence: AtomicU64::new(start),
+            state: AtomicU64::new(pack(start / n % MAX_WEIGHT, start % n)),
         })
     }
 
+    /// Whether position `pos` is picked in generation `generation`.
+    fn picks(&self, generation: u64, pos: u64) -> bool {
+        let weight = u64::from(self.scaled[pos as usize]);
+        let offset = MAX_WEIGHT / 2 * pos;
+        (weight * generation + offset) % MAX_WEIGHT >= MAX_WEIGHT - weight
+    }
+
+    /// Claims the next picked position: skips the positions the schedule leaves out locally,
+    /// then moves the shared state past the pick with one compare-and-swap. The heaviest member
+    /// is picked in every generation, so the scan ends within one round.
     fn next(&self) -> usize {
         let n = self.scaled.len() as u64;
+        let mut current = self.state.load(Ordering::Relaxed);
         loop {
-            let seq = self.sequence.fetch_add(1, Ordering::Relaxed);
-            let pos = seq % n;
-            let generation = seq / n;
-            let weight = u64::from(self.scaled[pos as usize]);
-            let offset = MAX_WEIGHT / 2 * pos;
-            if (weight.wrapping_mul(generation).wrapping_add(offset)) % MAX_WEIGHT
-                >= MAX_WEIGHT - weight
-            {
-                return pos as usize;
+            let (mut generation, mut pos) = unpack(current);
+            while !self.picks(generation, pos) {
+                (generation, pos) = step(generation, pos, n);
+            }
+            let (next_generation, next_pos) = step(generation, pos, n);
+            let next = pack(next_generation, next_pos);
+            match self.state.compare_exchange_weak(
+                current,
+                next,
+                Ordering::Relaxed,
+                Ordering::Relaxed,
+            ) {
+                Ok(_) => return pos as usize,
+                Err(actual) => current = actual,
             }
         }
     }
+}
+
+/// The position after `pos` among `n`, moving to the next generation (modulo
+/// [`MAX_WEIGHT`]) at the end of a round.
+fn step(generation: u64, pos: u64, n: u64) -> (u64, u64) {
+    if pos + 1 < n {
+        (generation, pos + 1)
+    } else {
+        ((generation + 1) % MAX_WEIGHT, 0)
+    }
+}
+
+fn pack(generation: u64, pos: u64) -> u64 {
+    (generation << 32) | pos
+}
+
+fn unpack(state: u64) -> (u64, u64) {
+    (state >> 32, state & 0xFFFF_FFFF)
 }
 
 #[cfg(test)]

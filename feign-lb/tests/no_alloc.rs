@@ -36,8 +36,8 @@ fn picks_and_completions_do_not_allocate() {
         let pick = || {
             let req = ChooseRequest::new("svc", "Svc#get", &Method::GET, &headers);
             let chosen = lb.choose(&req).expect("an instance");
-            let observer = chosen.observer.as_ref().expect("an observer");
-            observer.on_complete(
+            assert!(chosen.is_observed(), "an observer");
+            chosen.complete(
                 &AttemptOutcome::Response(StatusCode::OK),
                 Duration::from_millis(3),
             );

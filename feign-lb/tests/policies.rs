@@ -46,11 +46,8 @@ fn pick(lb: &LoadBalancer) -> Chosen {
 }
 
 fn finish(chosen: &Chosen, outcome: &AttemptOutcome<'_>, elapsed: Duration) {
-    chosen
-        .observer
-        .as_ref()
-        .expect("an observer")
-        .on_complete(outcome, elapsed);
+    assert!(chosen.is_observed(), "an observer");
+    chosen.complete(outcome, elapsed);
 }
 
 fn ok(chosen: &Chosen) {
@@ -67,7 +64,7 @@ fn shares(lb: &LoadBalancer, n: usize) -> HashMap<String, usize> {
     for _ in 0..n {
         let chosen = pick(lb);
         ok(&chosen);
-        *counts.entry(chosen.instance_id.to_string()).or_default() += 1;
+        *counts.entry(chosen.instance_id().to_string()).or_default() += 1;
     }
     counts
 }
@@ -80,7 +77,7 @@ fn weighted(port: u16, weight: u32) -> ServiceInstance {
 fn round_robin_visits_every_instance_in_turn() {
     let (lb, _s) = balancer(Policy::RoundRobin, (1..=3).map(instance).collect());
     let order: Vec<String> = (0..300)
-        .map(|_| pick(&lb).instance_id.to_string())
+        .map(|_| pick(&lb).instance_id().to_string())
         .collect();
     let position = |id: &str| ["i1", "i2", "i3"].iter().position(|x| *x == id).unwrap();
     for pair in order.windows(2) {
@@ -94,7 +91,7 @@ fn seeded_balancers_repeat_their_picks() {
         let run = || {
             let (lb, _s) = balancer(policy, (1..=5).map(|p| weighted(p, u32::from(p))).collect());
             (0..50)
-                .map(|_| pick(&lb).instance_id.to_string())
+                .map(|_| pick(&lb).instance_id().to_string())
                 .collect::<Vec<_>>()
         };
         assert_eq!(run(), run(), "{policy:?}");
@@ -140,7 +137,7 @@ fn weighted_five_one_one_is_interleaved_not_bursty() {
         vec![weighted(1, 5), weighted(2, 1), weighted(3, 1)],
     );
     let picks: Vec<String> = (0..700)
-        .map(|_| pick(&lb).instance_id.to_string())
+        .map(|_| pick(&lb).instance_id().to_string())
         .collect();
     let want = [("i1", 5.0 / 7.0), ("i2", 1.0 / 7.0), ("i3", 1.0 / 7.0)];
     for k in 1..=49 {
@@ -195,7 +192,7 @@ fn peak_ewma_repels_slow_and_fast_failing_instances() {
         let (lb, _s) = balancer(Policy::PeakEwma, (1..=4).map(instance).collect());
         for _ in 0..2_000 {
             let c = pick(&lb);
-            if &*c.instance_id == bad {
+            if &**c.instance_id() == bad {
                 finish(&c, &AttemptOutcome::Response(status), elapsed);
             } else {
                 finish(
@@ -218,7 +215,7 @@ fn every_policy_avoids_every_tried_instance() {
         let tried: Vec<Arc<str>> = vec!["i1".into(), "i3".into()];
         for _ in 0..200 {
             let c = choose_with(&lb, &HeaderMap::new(), &tried).unwrap();
-            assert_eq!(&*c.instance_id, "i2", "{policy:?}");
+            assert_eq!(&**c.instance_id(), "i2", "{policy:?}");
             ok(&c);
         }
         // Everything tried: fall back to any instance rather than fail.
@@ -237,7 +234,7 @@ fn same_instance_requests_are_honoured() {
         req.same_instance = Some("i2");
         req.attempt = 2;
         let c = lb.choose(&req).unwrap();
-        assert_eq!(&*c.instance_id, "i2");
+        assert_eq!(&**c.instance_id(), "i2");
         ok(&c);
     }
 }
@@ -294,7 +291,7 @@ fn empty_and_shrinking_lists_are_safe() {
         }
         supplier.set(SVC, vec![instance(2)]);
         for _ in 0..10 {
-            assert_eq!(&*pick(&lb).instance_id, "i2");
+            assert_eq!(&**pick(&lb).instance_id(), "i2");
         }
     }
 }
@@ -326,7 +323,7 @@ async fn a_connect_failure_ejects_at_once_and_five_503s_eject_with_doubling() {
     // i1 refuses a connection: out at once.
     let c = loop {
         let c = pick(&lb);
-        if &*c.instance_id == "i1" {
+        if &**c.instance_id() == "i1" {
             break c;
         }
         ok(&c);
@@ -345,7 +342,7 @@ async fn a_connect_failure_ejects_at_once_and_five_503s_eject_with_doubling() {
     let mut failures = 0;
     while failures < 5 {
         let c = pick(&lb);
-        if &*c.instance_id == "i1" {
+        if &**c.instance_id() == "i1" {
             finish(
                 &c,
                 &AttemptOutcome::Response(StatusCode::SERVICE_UNAVAILABLE),
@@ -373,7 +370,7 @@ async fn at_most_ten_percent_are_ejected_and_panic_balances_across_all() {
     let error = connect_error();
     for _ in 0..100 {
         let c = pick(&lb);
-        if matches!(&*c.instance_id, "i1" | "i2") {
+        if matches!(&**c.instance_id(), "i1" | "i2") {
             finish(
                 &c,
                 &AttemptOutcome::Failed(&error),
@@ -448,7 +445,7 @@ async fn zone_preference_fails_over_and_comes_back() {
             &AttemptOutcome::Failed(&error),
             Duration::from_millis(1),
         );
-        failed.insert(c.instance_id.to_string());
+        failed.insert(c.instance_id().to_string());
     }
     let counts = shares(&lb, 100);
     assert_eq!(counts.get("i3"), Some(&100), "failed over: {counts:?}");
@@ -478,7 +475,7 @@ fn hints_select_instances_and_fall_back_to_all() {
     headers.insert("x-sc-lb-hint", "blue".parse().unwrap());
     for _ in 0..50 {
         let c = choose_with(&lb, &headers, &[]).unwrap();
-        assert_ne!(&*c.instance_id, "i2");
+        assert_ne!(&**c.instance_id(), "i2");
         ok(&c);
     }
     headers.insert("x-sc-lb-hint", "green".parse().unwrap());
@@ -486,7 +483,7 @@ fn hints_select_instances_and_fall_back_to_all() {
         .map(|_| {
             choose_with(&lb, &headers, &[])
                 .unwrap()
-                .instance_id
+                .instance_id()
                 .to_string()
         })
         .collect();
@@ -512,7 +509,10 @@ fn canary_gets_its_share_and_flagged_requests() {
     let mut headers = HeaderMap::new();
     headers.insert("x-canary", "1".parse().unwrap());
     for _ in 0..20 {
-        assert_eq!(&*choose_with(&lb, &headers, &[]).unwrap().instance_id, "i3");
+        assert_eq!(
+            &**choose_with(&lb, &headers, &[]).unwrap().instance_id(),
+            "i3"
+        );
     }
 }
 
@@ -543,7 +543,7 @@ fn version_routing_and_sticky_sessions_combine_with_zone_and_hint() {
     headers.insert("x-version", "2".parse().unwrap());
     for _ in 0..30 {
         assert_eq!(
-            &*choose_with(&lb, &headers, &[]).unwrap().instance_id,
+            &**choose_with(&lb, &headers, &[]).unwrap().instance_id(),
             "i2",
             "zone z1 and version 2"
         );
@@ -554,7 +554,7 @@ fn version_routing_and_sticky_sessions_combine_with_zone_and_hint() {
     );
     for _ in 0..10 {
         assert_eq!(
-            &*choose_with(&lb, &headers, &[]).unwrap().instance_id,
+            &**choose_with(&lb, &headers, &[]).unwrap().instance_id(),
             "i3",
             "sticky"
         );
@@ -656,8 +656,79 @@ fn services_have_their_own_policy_and_supplier() {
     let c = lb
         .choose(&ChooseRequest::new("billing", "k", &Method::GET, &headers))
         .unwrap();
-    assert_eq!(&*c.instance_id, "b1");
-    assert_eq!(&*c.base_url, "http://127.0.0.1:9");
+    assert_eq!(&**c.instance_id(), "b1");
+    assert_eq!(&**c.base_url(), "http://127.0.0.1:9");
     assert!(lb.retry_policy("billing").is_some());
     ok(&pick(&lb));
+}
+
+#[test]
+fn active_counts_attempts_to_an_instance_that_left_the_list() {
+    let (lb, supplier) = balancer(Policy::RoundRobin, vec![instance(1), instance(2)]);
+    let held: Vec<Chosen> = (0..4).map(|_| pick(&lb)).collect();
+    assert_eq!(lb.counters(SVC).unwrap().active, 4);
+    supplier.set(SVC, vec![instance(2)]);
+    let more = pick(&lb);
+    assert_eq!(&**more.instance_id(), "i2");
+    assert_eq!(
+        lb.counters(SVC).unwrap().active,
+        5,
+        "i1's two attempts still count"
+    );
+    for c in held.iter().chain([&more]) {
+        ok(c);
+    }
+    assert_eq!(lb.counters(SVC).unwrap().active, 0);
+}
+
+/// Picks once more from inside its own `on_start_request`, as a hook that calls the same
+/// service would.
+struct PicksFromAHook {
+    lb: std::sync::OnceLock<LoadBalancer>,
+    nested: Mutex<Vec<String>>,
+}
+
+impl LifecycleHook for PicksFromAHook {
+    fn on_start_request(&self, _service: &str, instance: &ServiceInstance) {
+        let Some(lb) = self.lb.get() else { return };
+        let mut nested = self.nested.lock().unwrap();
+        if nested.is_empty() {
+            nested.push(instance.instance_id().to_owned());
+            drop(nested);
+            let inner = pick(lb);
+            ok(&inner);
+            self.nested
+                .lock()
+                .unwrap()
+                .push(inner.instance_id().to_string());
+        }
+    }
+}
+
+#[test]
+fn a_pick_from_inside_a_pick_reads_the_snapshot_too() {
+    let hook = Arc::new(PicksFromAHook {
+        lb: std::sync::OnceLock::new(),
+        nested: Mutex::new(Vec::new()),
+    });
+    struct Shared(Arc<PicksFromAHook>);
+    impl LifecycleHook for Shared {
+        fn on_start_request(&self, service: &str, instance: &ServiceInstance) {
+            self.0.on_start_request(service, instance);
+        }
+    }
+    let lb = LoadBalancer::builder()
+        .supplier(StaticSupplier::empty().with_instances(SVC, vec![instance(1), instance(2)]))
+        .lifecycle(Shared(hook.clone()))
+        .seed(3)
+        .build();
+    let _ = hook.lb.set(lb.clone());
+    let outer = pick(&lb);
+    ok(&outer);
+    let nested = hook.nested.lock().unwrap().clone();
+    assert_eq!(nested.len(), 2, "{nested:?}");
+    assert_ne!(
+        nested[0], nested[1],
+        "round robin moved on inside the hook: {nested:?}"
+    );
 }

@@ -39,14 +39,17 @@ fn picks_stay_valid_while_snapshots_are_swapped() {
                         let req = ChooseRequest::new("svc", "k", &Method::GET, &headers);
                         match lb.choose(&req) {
                             Ok(chosen) => {
-                                let port: u16 =
-                                    chosen.base_url.rsplit(':').next().unwrap().parse().unwrap();
-                                assert!((1..=3).contains(&port), "{}", chosen.base_url);
-                                let outcome = AttemptOutcome::Response(StatusCode::OK);
-                                chosen
-                                    .observer
+                                let port: u16 = chosen
+                                    .base_url()
+                                    .rsplit(':')
+                                    .next()
                                     .unwrap()
-                                    .on_complete(&outcome, Duration::from_micros(5));
+                                    .parse()
+                                    .unwrap();
+                                assert!((1..=3).contains(&port), "{}", chosen.base_url());
+                                let outcome = AttemptOutcome::Response(StatusCode::OK);
+                                assert!(chosen.is_observed());
+                                chosen.complete(&outcome, Duration::from_micros(5));
                                 ok += 1;
                             }
                             Err(e) => {

@@ -194,10 +194,10 @@ impl Call<'_> {
                     Ok(chosen) => chosen,
                     Err(e) => return (Err(e), None),
                 };
-                let guard = AttemptGuard::new(chosen.observer.clone());
-                tried.push(chosen.instance_id.clone());
-                let (base, authorization) = split_userinfo(&chosen.base_url);
-                (join(&base, &template.path_and_query), authorization, guard)
+                tried.push(chosen.instance_id().clone());
+                let (base, authorization) = split_userinfo(chosen.base_url());
+                let url = join(&base, &template.path_and_query);
+                (url, authorization, AttemptGuard::new(Some(chosen)))
             }
         };
         // Parsing the owned string reuses its buffer; the URI is kept (a cheap clone) to name

@@ -3,7 +3,7 @@
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::atomic::{AtomicU16, Ordering};
-use std::sync::{Arc, OnceLock, RwLock};
+use std::sync::{OnceLock, RwLock};
 
 use http::StatusCode;
 use tokio::time::Instant;
@@ -12,35 +12,35 @@ use tracing::Span;
 use super::metrics::{Ending, MethodMetrics};
 use super::span::{self, RouteCallsite};
 use crate::meta::{ClientMeta, HttpMethod, MethodMeta};
-use crate::resolve::{AttemptOutcome, CallObserver};
+use crate::resolve::{AttemptOutcome, Chosen};
 use crate::{Error, Response};
 
-/// Reports how an attempt ended to its instance's observer, exactly once: through
+/// Reports how an attempt ended to its chosen instance's observer, exactly once: through
 /// [`AttemptGuard::finish`], or as `Discarded` when dropped unfinished.
 pub(crate) struct AttemptGuard {
-    observer: Option<Arc<dyn CallObserver>>,
+    chosen: Option<Chosen>,
     started: Instant,
 }
 
 impl AttemptGuard {
-    pub(crate) fn new(observer: Option<Arc<dyn CallObserver>>) -> Self {
+    pub(crate) fn new(chosen: Option<Chosen>) -> Self {
         AttemptGuard {
-            observer,
+            chosen,
             started: Instant::now(),
         }
     }
 
     pub(crate) fn finish(mut self, outcome: &AttemptOutcome<'_>) {
-        if let Some(observer) = self.observer.take() {
-            observer.on_complete(outcome, self.started.elapsed());
+        if let Some(chosen) = self.chosen.take() {
+            chosen.complete(outcome, self.started.elapsed());
         }
     }
 }
 
 impl Drop for AttemptGuard {
     fn drop(&mut self) {
-        if let Some(observer) = self.observer.take() {
-            observer.on_complete(&AttemptOutcome::Discarded, self.started.elapsed());
+        if let Some(chosen) = self.chosen.take() {
+            chosen.complete(&AttemptOutcome::Discarded, self.started.elapsed());
         }
     }
 }
