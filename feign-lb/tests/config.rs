@@ -60,7 +60,7 @@ fn shares(lb: &LoadBalancer, service: &str, n: usize) -> HashMap<String, usize> 
     let mut counts = HashMap::new();
     for _ in 0..n {
         let chosen = choose(lb, service, &HeaderMap::new());
-        *counts.entry(chosen.instance_id.to_string()).or_default() += 1;
+        *counts.entry(chosen.instance_id().to_string()).or_default() += 1;
     }
     counts
 }
@@ -137,7 +137,7 @@ async fn a_configured_balancer_picks_as_the_file_says() {
     headers.insert("cookie", HeaderValue::from_static("which=sticky-svc-3002"));
     for _ in 0..10 {
         assert_eq!(
-            &*choose(&lb, "sticky-svc", &headers).instance_id,
+            &**choose(&lb, "sticky-svc", &headers).instance_id(),
             "sticky-svc-3002"
         );
     }
@@ -211,7 +211,7 @@ async fn health_checks_from_the_file_keep_failing_instances_out() {
     assert_eq!(healthy, 2, "the failing instance is checked out");
     for _ in 0..20 {
         let chosen = choose(&lb, "order-service", &HeaderMap::new());
-        assert!(!chosen.base_url.contains(&sick), "{}", chosen.base_url);
+        assert!(!chosen.base_url().contains(&sick), "{}", chosen.base_url());
     }
     assert!(
         backends[1].log().iter().all(|(_, path)| path == "/health"),
@@ -354,24 +354,26 @@ feign.loadbalancer.clients.random-svc.policy: random
     let mut headers = HeaderMap::new();
     headers.insert("x-route", HeaderValue::from_static("stable"));
     assert_eq!(
-        &*choose(&lb, "inventory", &headers).instance_id,
+        &**choose(&lb, "inventory", &headers).instance_id(),
         "inventory-2"
     );
     let counts = shares(&lb, "plain-svc", 10);
     assert_eq!(counts.len(), 2, "no hint for other services: {counts:?}");
 
-    let first = choose(&lb, "same-svc", &HeaderMap::new()).instance_id;
+    let first = choose(&lb, "same-svc", &HeaderMap::new())
+        .instance_id()
+        .clone();
     for _ in 0..10 {
         assert_eq!(
-            choose(&lb, "same-svc", &HeaderMap::new()).instance_id,
-            first
+            choose(&lb, "same-svc", &HeaderMap::new()).instance_id(),
+            &first
         );
     }
 
     let picks: Vec<String> = (0..20)
         .map(|_| {
             choose(&lb, "random-svc", &HeaderMap::new())
-                .instance_id
+                .instance_id()
                 .to_string()
         })
         .collect();
@@ -382,7 +384,7 @@ feign.loadbalancer.clients.random-svc.policy: random
     let picks: Vec<String> = (0..20)
         .map(|_| {
             choose(&lb, "plain-svc", &HeaderMap::new())
-                .instance_id
+                .instance_id()
                 .to_string()
         })
         .collect();
