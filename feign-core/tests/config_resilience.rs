@@ -82,6 +82,11 @@ resilience4j.circuitbreaker:
       failure-rate-threshold: 50
       wait-duration-in-open-state: PT10S
       automatic-transition-from-open-to-half-open-enabled: true
+    order-service:
+      sliding-window-size: 4
+      minimum-number-of-calls: 4
+    billing-service:
+      minimum-number-of-calls: 4
   instances:
     order-service:
       base-config: default
@@ -113,7 +118,7 @@ async fn a_breaker_from_the_file_opens_after_the_configured_failures() {
     let path = dir.write("application.yml", &application_yml(&server.url(), BREAKERS));
     let config = Config::from_file(&path).unwrap();
 
-    // order-service: its instance's window of 3 over the default's 5.
+    // order-service: its instance's window of 3 over its group config's 4 and the default's 5.
     let orders = orders_from(&config);
     assert_eq!(failures_until_open(&server, || orders.fail()).await, 3);
     // A breaker per method, as in Spring with or without groups.
@@ -132,13 +137,13 @@ async fn a_breaker_from_the_file_opens_after_the_configured_failures() {
     assert!(orders.fail().await.unwrap_err().is_status());
     assert_eq!(server.request_count(), before + 1);
 
-    // billing-service has no instance: configs.default's window of 5.
+    // billing-service has no instance: its group config's minimum of 4 over the default's 5.
     let billing = BillingClient::builder()
         .config(&config)
         .unwrap()
         .build()
         .unwrap();
-    assert_eq!(failures_until_open(&server, || billing.fail()).await, 5);
+    assert_eq!(failures_until_open(&server, || billing.fail()).await, 4);
 }
 
 fn orders_from(config: &Config) -> OrdersClient {

@@ -56,6 +56,11 @@ impl<C> Builder<C> {
     /// The sections of other clients are checked as well (not applied), so a mistake in any of
     /// them is reported by the first client configured.
     ///
+    /// The circuit breaker and the bulkhead come from `spring.cloud.openfeign.circuitbreaker.enabled`
+    /// and Resilience4j's `resilience4j.circuitbreaker.*` / `resilience4j.bulkhead.*`, whose
+    /// `instances.<name>` is the service name (see the crate docs'
+    /// [Circuit breaker and bulkhead](crate#circuit-breaker-and-bulkhead-properties) table).
+    ///
     /// `spring.cloud.openfeign.client.default-config` names the default section (default
     /// `default`). Properties that name Java classes (`error-decoder`, `encoder`,
     /// `request-interceptors`, …) and any other key under these prefixes are errors naming the

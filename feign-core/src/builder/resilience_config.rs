@@ -2,9 +2,11 @@
 //! `spring.cloud.openfeign.circuitbreaker.*` switch and Resilience4j's Spring Boot properties
 //! `resilience4j.circuitbreaker.*` and `resilience4j.bulkhead.*`.
 //!
-//! Resilience4j's `<name>` is the client's service name (relaxed): the name Spring Cloud
-//! OpenFeign groups a client's breakers under. `configs.default` applies to every client,
-//! `instances.<service>` over it; the sections of other names are checked, not applied.
+//! Resilience4j's `<name>` is the client's service name (relaxed). `configs.default` applies to
+//! every client; `configs.<service>` over it, where Spring Cloud OpenFeign with
+//! `circuitbreaker.group.enabled` finds a client's settings (its group config); then
+//! `instances.<service>`, the per-instance form Resilience4j setups often use. The sections of
+//! other names are checked, not applied.
 
 use feign_config::{relaxed, Config, ConfigError, DurationUnit, Property};
 
@@ -65,9 +67,9 @@ impl<C> Builder<C> {
             for property in config.section(prefix)? {
                 match property.rest().as_str() {
                     "enabled" => enabled = Some(property.as_bool()?),
-                    // Spring keeps a breaker per method with group.enabled and only looks its
-                    // settings up under the client name, which is what `instances.<service>`
-                    // does here either way.
+                    // Spring keeps a breaker per method with group.enabled and only looks their
+                    // settings up under the client name, as `configs.<service>` is read here
+                    // either way.
                     "group.enabled" => {
                         property.as_bool()?;
                     }
@@ -125,7 +127,7 @@ impl<C> Builder<C> {
 /// The properties of one Resilience4j module (`resilience4j.circuitbreaker` or
 /// `resilience4j.bulkhead`), sorted by whom they configure.
 struct Sections {
-    /// `configs.default`, then `instances.<service>`.
+    /// `configs.default`, then `configs.<service>`, then `instances.<service>`.
     this_client: Vec<Property>,
     /// Every other `configs.<name>` and `instances.<name>`.
     others: Vec<Property>,
@@ -134,6 +136,7 @@ struct Sections {
 impl Sections {
     fn read(config: &Config, module: &str, service: &str) -> Result<Sections, ConfigError> {
         let mut default = Vec::new();
+        let mut group = Vec::new();
         let mut instance = Vec::new();
         let mut others = Vec::new();
         for property in config.section(module)? {
@@ -146,11 +149,13 @@ impl Sections {
             };
             match (kind, name) {
                 ("configs", "default") => default.push(property),
+                ("configs", name) if name == service => group.push(property),
                 ("instances", name) if name == service => instance.push(property),
                 ("configs" | "instances", _) => others.push(property),
                 _ => return Err(property.unknown()),
             }
         }
+        default.extend(group);
         default.extend(instance);
         Ok(Sections {
             this_client: default,
@@ -239,7 +244,7 @@ fn apply_bulkhead(target: &mut BulkheadConfig, property: &Property) -> Result<()
     Ok(())
 }
 
-/// `base-config`: every instance already inherits `configs.default`, the only base read.
+/// `base-config`: every section already inherits `configs.default`, the only base supported.
 fn base_config(property: &Property) -> Result<(), ConfigError> {
     if relaxed(&property.as_non_empty()?) != "default" {
         return Err(property.bad_value("only `default` is supported as a base config"));
