@@ -6,6 +6,7 @@
 //! | prefix | bound by |
 //! |---|---|
 //! | `spring.cloud.openfeign.client.*`, `feign.client.*` | `feign_core::Builder::config` |
+//! | `spring.cloud.openfeign.circuitbreaker.*`, `feign.circuitbreaker.*`, `resilience4j.circuitbreaker.*`, `resilience4j.bulkhead.*` | `feign_core::Builder::config` |
 //! | `spring.cloud.loadbalancer.*` | `feign_lb::Builder::config` |
 //! | `eureka.*`, `spring.application.name`, `server.port` | `feign_eureka::SpringConfig` |
 //!

@@ -2,6 +2,8 @@
 
 #[cfg(feature = "config")]
 mod config;
+#[cfg(feature = "config")]
+mod resilience_config;
 
 use std::fmt;
 use std::marker::PhantomData;

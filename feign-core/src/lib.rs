@@ -146,13 +146,51 @@
 //! `spring.cloud.openfeign.client.default-config` renames the `default` section. Keys that
 //! name Java classes (`error-decoder`, `encoder`, `decoder`, `contract`, `request-interceptors`,
 //! `capabilities`, …), any other key under these prefixes, and values that do not parse are
-//! errors naming the key and its file.
+//! errors naming the key and its file. `micrometer.enabled` is refused too: metrics go through
+//! the `metrics` facade, and with no recorder installed they are off.
+//!
+//! ## Circuit breaker and bulkhead properties
+//!
+//! `spring.cloud.openfeign.circuitbreaker.enabled: true` (or the older
+//! `feign.circuitbreaker.enabled`) puts a circuit breaker around the client's calls, one per
+//! method as in Spring; `false` removes one set in code. `group.enabled` is accepted and changes
+//! nothing: Spring keeps a breaker per method with it too and looks their settings up under the
+//! client's name (`configs.<service>` below), which feign-rs always does. A breaker shared by
+//! the whole client is [`BreakerScope::PerClient`], set in code.
+//!
+//! Resilience4j's Spring Boot properties set the breaker and the bulkhead, each later section
+//! over the earlier: `resilience4j.circuitbreaker.configs.default.*`, then
+//! `resilience4j.circuitbreaker.configs.<service>.*` (Spring's group config; `<service>` is the
+//! service name the client was declared with, relaxed), then
+//! `resilience4j.circuitbreaker.instances.<service>.*`, and likewise under
+//! `resilience4j.bulkhead`. Any `resilience4j.bulkhead` property for the client turns its
+//! bulkhead on; the breaker settings apply to a breaker switched on above or set in code, and
+//! are only checked otherwise. Sections of other names are checked, not applied.
+//!
+//! | `resilience4j.` module | setting (after `configs.default.`, `configs.<service>.` or `instances.<service>.`) | builder setting |
+//! |---|---|---|
+//! | `circuitbreaker` | `failure-rate-threshold` (percent) | [`CircuitBreakerConfig::failure_rate_threshold`] |
+//! | `circuitbreaker` | `slow-call-rate-threshold` (percent) | [`CircuitBreakerConfig::slow_call_rate_threshold`] |
+//! | `circuitbreaker` | `slow-call-duration-threshold` (ms, or `5s`, `PT5S`) | [`CircuitBreakerConfig::slow_call_duration_threshold`] |
+//! | `circuitbreaker` | `sliding-window-size` | [`CircuitBreakerConfig::sliding_window_size`] |
+//! | `circuitbreaker` | `sliding-window-type`: `COUNT_BASED` only (`TIME_BASED` is an error) | — |
+//! | `circuitbreaker` | `minimum-number-of-calls` | [`CircuitBreakerConfig::minimum_number_of_calls`] |
+//! | `circuitbreaker` | `wait-duration-in-open-state` (ms, or `60s`, `PT60S`) | [`CircuitBreakerConfig::wait_duration_in_open_state`] |
+//! | `circuitbreaker` | `permitted-number-of-calls-in-half-open-state` | [`CircuitBreakerConfig::permitted_number_of_calls_in_half_open_state`] |
+//! | `circuitbreaker` | `automatic-transition-from-open-to-half-open-enabled`: `true` only (what the breaker does) | — |
+//! | `bulkhead` | `max-concurrent-calls` | [`BulkheadConfig::max_concurrent_calls`] |
+//! | `bulkhead` | `max-wait-duration` (ms, or `5s`, `PT5S`) | [`BulkheadConfig::max_wait_duration`] |
+//! | both | `base-config`: `default` only (every section inherits it anyway) | — |
+//!
+//! Settings Resilience4j has and feign-rs does not (`record-exceptions`: use
+//! [`Builder::failure_classifier`]; `register-health-indicator`, `event-consumer-buffer-size`,
+//! …) are errors saying so, like any unknown key or bad value under these prefixes.
 //!
 //! # Cargo features
 //!
 //! | Feature | Default | What it does |
 //! |---|---|---|
-//! | `config` | on | [`Builder::config`]: OpenFeign's Spring properties (`spring.cloud.openfeign.client.config.*`, `feign.client.config.*`) from `application.yml`, `application.properties` and the environment, through [`config`] (the feign-config crate) |
+//! | `config` | on | [`Builder::config`]: OpenFeign's Spring properties (`spring.cloud.openfeign.client.config.*`, `feign.client.config.*`, `spring.cloud.openfeign.circuitbreaker.*`, `resilience4j.circuitbreaker.*`, `resilience4j.bulkhead.*`) from `application.yml`, `application.properties` and the environment, through [`config`] (the feign-config crate) |
 //!
 //! TLS is always rustls, and gzip responses are always decoded.
 //!

@@ -4,8 +4,6 @@
 
 mod support;
 
-use std::io::Write;
-use std::path::PathBuf;
 use std::time::Duration;
 
 use axum::routing::{any, get};
@@ -13,7 +11,7 @@ use axum::Router;
 use feign_core::config::Config;
 use feign_core::{feign_client, Error};
 use serde_json::Value;
-use support::{Captured, Order, Server};
+use support::{Captured, Order, Server, TempDir};
 
 #[feign_client("order-service", path = "/api")]
 trait Orders {
@@ -40,37 +38,6 @@ trait Orders {
 
     #[get("/unavailable")]
     async fn unavailable(&self) -> Result<String, Error>;
-}
-
-/// A directory under the system temp dir, removed on drop.
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new(tag: &str) -> TempDir {
-        static COUNTER: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-        let n = COUNTER.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-        let dir = std::env::temp_dir().join(format!(
-            "feign-core-config-{tag}-{}-{n}",
-            std::process::id()
-        ));
-        std::fs::create_dir_all(&dir).unwrap();
-        TempDir(dir)
-    }
-
-    fn write(&self, name: &str, text: &str) -> PathBuf {
-        let path = self.0.join(name);
-        std::fs::File::create(&path)
-            .unwrap()
-            .write_all(text.as_bytes())
-            .unwrap();
-        path
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
 }
 
 /// Echoes the query and the `x-` headers as JSON; `/slow` answers after 2 s; `/missing` is an

@@ -10,7 +10,7 @@ use crate::retry::Retryer;
 const PREFIXES: [&str; 2] = ["feign.client", "spring.cloud.openfeign.client"];
 
 /// Spring class names (and values) of properties that select Java code; set them in code.
-const CODE_ONLY: [(&str, &str); 10] = [
+const CODE_ONLY: [(&str, &str); 9] = [
     ("errordecoder", "Builder::error_decoder"),
     ("requestinterceptors", "Builder::interceptor"),
     ("responseinterceptor", "Builder::interceptor"),
@@ -20,7 +20,6 @@ const CODE_ONLY: [(&str, &str); 10] = [
     ("capabilities", "Builder::interceptor and Builder::client"),
     ("querymapencoder", "#[query_map] parameters"),
     ("exceptionpropagationpolicy", "the error decoder"),
-    ("micrometer.enabled", "the observability settings in code"),
 ];
 
 /// Header or query values of one client, merged over the `default` section by name.
@@ -56,6 +55,11 @@ impl<C> Builder<C> {
     ///
     /// The sections of other clients are checked as well (not applied), so a mistake in any of
     /// them is reported by the first client configured.
+    ///
+    /// The circuit breaker and the bulkhead come from `spring.cloud.openfeign.circuitbreaker.enabled`
+    /// and Resilience4j's `resilience4j.circuitbreaker.*` / `resilience4j.bulkhead.*`, whose
+    /// `instances.<name>` is the service name (see the crate docs'
+    /// [Circuit breaker and bulkhead](crate#circuit-breaker-and-bulkhead-properties) table).
     ///
     /// `spring.cloud.openfeign.client.default-config` names the default section (default
     /// `default`). Properties that name Java classes (`error-decoder`, `encoder`,
@@ -129,7 +133,7 @@ impl<C> Builder<C> {
             self.default_query
                 .extend(values.into_iter().map(|v| (name.clone(), v)));
         }
-        Ok(self)
+        self.bind_resilience(config)
     }
 
     /// One property of a client section.
@@ -175,6 +179,10 @@ impl<C> Builder<C> {
                     headers.set(name, property.as_list(), true);
                 } else if let Some(name) = map_key(property, "defaultqueryparameters")? {
                     query.set(name, property.as_list(), false);
+                } else if rest == "micrometer.enabled" {
+                    return Err(property.error(
+                        "not supported per client: metrics go through the `metrics` facade, and with no recorder installed they are off",
+                    ));
                 } else if let Some((_, instead)) = CODE_ONLY.iter().find(|(k, _)| rest == *k) {
                     return Err(property.error(format!(
                         "names Java code, which cannot come from configuration: use {instead}"

@@ -18,8 +18,9 @@ pub enum BreakerScope {
     /// OpenFeign names them. The default.
     #[default]
     PerMethod,
-    /// One breaker for the whole client, named by its service (`order-service`), as Spring
-    /// Cloud OpenFeign's `circuitbreaker.group.enabled` does.
+    /// One breaker for the whole client, named by its service (`order-service`). Spring Cloud
+    /// OpenFeign has no such scope: its `circuitbreaker.group.enabled` keeps a breaker per
+    /// method and only looks their settings up under the client's name.
     PerClient,
 }
 

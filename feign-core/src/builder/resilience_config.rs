@@ -1,0 +1,282 @@
+//! The circuit breaker and bulkhead part of [`Builder::config`]: Spring Cloud OpenFeign's
+//! `spring.cloud.openfeign.circuitbreaker.*` switch and Resilience4j's Spring Boot properties
+//! `resilience4j.circuitbreaker.*` and `resilience4j.bulkhead.*`.
+//!
+//! Resilience4j's `<name>` is the client's service name (relaxed). `configs.default` applies to
+//! every client; `configs.<service>` over it, where Spring Cloud OpenFeign with
+//! `circuitbreaker.group.enabled` finds a client's settings (its group config); then
+//! `instances.<service>`, the per-instance form Resilience4j setups often use. The sections of
+//! other names are checked, not applied.
+
+use feign_config::{relaxed, Config, ConfigError, DurationUnit, Property};
+
+use super::Builder;
+use crate::resilience::{BulkheadConfig, CircuitBreakerConfig};
+
+/// The switch's prefixes, older first so that the Spring Cloud 4 names win.
+const SWITCH_PREFIXES: [&str; 2] = [
+    "feign.circuitbreaker",
+    "spring.cloud.openfeign.circuitbreaker",
+];
+
+/// Resilience4j's circuit breaker properties.
+const BREAKER: &str = "resilience4j.circuitbreaker";
+
+/// Resilience4j's (semaphore) bulkhead properties.
+const BULKHEAD: &str = "resilience4j.bulkhead";
+
+/// Where a failed call is decided to count, which Resilience4j sets by exception class.
+const CLASSIFIER: &str =
+    "the failure classifier decides which errors count: use Builder::failure_classifier";
+
+/// Resilience4j settings with no counterpart here, and why.
+const UNSUPPORTED: [(&str, &str); 11] = [
+    ("recordexceptions", CLASSIFIER),
+    ("ignoreexceptions", CLASSIFIER),
+    ("recordfailurepredicate", CLASSIFIER),
+    ("ignoreexceptionpredicate", CLASSIFIER),
+    ("recordresultpredicate", CLASSIFIER),
+    (
+        "registerhealthindicator",
+        "there is no health endpoint: the state is in the metrics and CircuitBreakerConfig::subscribe",
+    ),
+    (
+        "allowhealthindicatortofail",
+        "there is no health endpoint: the state is in the metrics and CircuitBreakerConfig::subscribe",
+    ),
+    (
+        "eventconsumerbuffersize",
+        "state transitions are a stream: CircuitBreakerConfig::subscribe",
+    ),
+    (
+        "maxwaitdurationinhalfopenstate",
+        "a half-open breaker stays half-open until its trial calls are done",
+    ),
+    ("writablestacktraceenabled", "errors carry no stack trace"),
+    (
+        "fairCallHandlingStrategyEnabled",
+        "waiting calls are always served in order",
+    ),
+];
+
+impl<C> Builder<C> {
+    /// Binds the circuit breaker switch, then Resilience4j's breaker and bulkhead settings.
+    pub(super) fn bind_resilience(mut self, config: &Config) -> Result<Self, ConfigError> {
+        let mut enabled = None;
+        for prefix in SWITCH_PREFIXES {
+            for property in config.section(prefix)? {
+                match property.rest().as_str() {
+                    "enabled" => enabled = Some(property.as_bool()?),
+                    // Spring keeps a breaker per method with group.enabled and only looks their
+                    // settings up under the client name, as `configs.<service>` is read here
+                    // either way.
+                    "group.enabled" => {
+                        property.as_bool()?;
+                    }
+                    "alphanumericids.enabled" => {
+                        return Err(property.error(
+                            "not supported: breakers are named `Trait#method` (per method) or by the service (per client)",
+                        ))
+                    }
+                    _ => return Err(property.unknown()),
+                }
+            }
+        }
+        match enabled {
+            Some(true) if self.resilience.circuit_breaker.is_none() => {
+                self.resilience.circuit_breaker = Some(CircuitBreakerConfig::default());
+            }
+            Some(false) => self.resilience.circuit_breaker = None,
+            _ => {}
+        }
+
+        let service = relaxed(self.meta.service);
+        let breaker = Sections::read(config, BREAKER, &service)?;
+        for property in breaker.others() {
+            apply_breaker(&mut CircuitBreakerConfig::default(), property)?;
+        }
+        // Without a breaker the client's settings are only checked.
+        let mut unused = CircuitBreakerConfig::default();
+        let target = self
+            .resilience
+            .circuit_breaker
+            .as_mut()
+            .unwrap_or(&mut unused);
+        for property in breaker.this_client() {
+            apply_breaker(target, property)?;
+        }
+
+        let bulkhead = Sections::read(config, BULKHEAD, &service)?;
+        for property in bulkhead.others() {
+            apply_bulkhead(&mut BulkheadConfig::default(), property)?;
+        }
+        // Settings for this client turn its bulkhead on, as they would create it in Spring.
+        if bulkhead.this_client().next().is_some() {
+            let target = self
+                .resilience
+                .bulkhead
+                .get_or_insert_with(Default::default);
+            for property in bulkhead.this_client() {
+                apply_bulkhead(target, property)?;
+            }
+        }
+        Ok(self)
+    }
+}
+
+/// The properties of one Resilience4j module (`resilience4j.circuitbreaker` or
+/// `resilience4j.bulkhead`), sorted by whom they configure.
+struct Sections {
+    /// `configs.default`, then `configs.<service>`, then `instances.<service>`.
+    this_client: Vec<Property>,
+    /// Every other `configs.<name>` and `instances.<name>`.
+    others: Vec<Property>,
+}
+
+impl Sections {
+    fn read(config: &Config, module: &str, service: &str) -> Result<Sections, ConfigError> {
+        let mut default = Vec::new();
+        let mut group = Vec::new();
+        let mut instance = Vec::new();
+        let mut others = Vec::new();
+        for property in config.section(module)? {
+            let rest = property.rest();
+            let mut segments = rest.splitn(3, '.');
+            let (Some(kind), Some(name), Some(_)) =
+                (segments.next(), segments.next(), segments.next())
+            else {
+                return Err(property.unknown());
+            };
+            match (kind, name) {
+                ("configs", "default") => default.push(property),
+                ("configs", name) if name == service => group.push(property),
+                ("instances", name) if name == service => instance.push(property),
+                ("configs" | "instances", _) => others.push(property),
+                _ => return Err(property.unknown()),
+            }
+        }
+        default.extend(group);
+        default.extend(instance);
+        Ok(Sections {
+            this_client: default,
+            others,
+        })
+    }
+
+    fn this_client(&self) -> impl Iterator<Item = &Property> {
+        self.this_client.iter()
+    }
+
+    fn others(&self) -> impl Iterator<Item = &Property> {
+        self.others.iter()
+    }
+}
+
+/// The setting a property of `<module>.configs|instances.<name>.` names.
+fn setting(property: &Property) -> String {
+    property
+        .rest()
+        .splitn(3, '.')
+        .nth(2)
+        .unwrap_or_default()
+        .to_owned()
+}
+
+/// One `resilience4j.circuitbreaker.{configs,instances}.<name>.*` property.
+fn apply_breaker(
+    target: &mut CircuitBreakerConfig,
+    property: &Property,
+) -> Result<(), ConfigError> {
+    match setting(property).as_str() {
+        "failureratethreshold" => target.failure_rate_threshold = percent(property)?,
+        "slowcallratethreshold" => target.slow_call_rate_threshold = percent(property)?,
+        "slowcalldurationthreshold" => {
+            target.slow_call_duration_threshold =
+                property.as_positive_duration(DurationUnit::Millis)?;
+        }
+        "slidingwindowsize" => target.sliding_window_size = calls(property)?,
+        "minimumnumberofcalls" => target.minimum_number_of_calls = calls(property)?,
+        "waitdurationinopenstate" => {
+            target.wait_duration_in_open_state =
+                property.as_positive_duration(DurationUnit::Millis)?;
+        }
+        "permittednumberofcallsinhalfopenstate" => {
+            target.permitted_number_of_calls_in_half_open_state = calls(property)?;
+        }
+        "slidingwindowtype" => {
+            let count_based =
+                property.as_choice(&[("COUNT_BASED", true), ("TIME_BASED", false)])?;
+            if !count_based {
+                return Err(property.error(
+                    "TIME_BASED is not supported: the window is always COUNT_BASED, the last `sliding-window-size` calls",
+                ));
+            }
+        }
+        "automatictransitionfromopentohalfopenenabled" => {
+            if !property.as_bool()? {
+                return Err(property.error(
+                    "false is not supported: an open breaker always turns half-open by itself once its wait is over",
+                ));
+            }
+        }
+        "baseconfig" => base_config(property)?,
+        other => return Err(unsupported_or_unknown(property, other)),
+    }
+    Ok(())
+}
+
+/// One `resilience4j.bulkhead.{configs,instances}.<name>.*` property.
+fn apply_bulkhead(target: &mut BulkheadConfig, property: &Property) -> Result<(), ConfigError> {
+    match setting(property).as_str() {
+        "maxconcurrentcalls" => {
+            let calls = calls(property)?;
+            if calls as usize > tokio::sync::Semaphore::MAX_PERMITS {
+                return Err(property.error("too large"));
+            }
+            target.max_concurrent_calls = calls;
+        }
+        "maxwaitduration" => {
+            target.max_wait_duration = property.as_duration(DurationUnit::Millis)?;
+        }
+        "baseconfig" => base_config(property)?,
+        other => return Err(unsupported_or_unknown(property, other)),
+    }
+    Ok(())
+}
+
+/// `base-config`: every section already inherits `configs.default`, the only base supported.
+fn base_config(property: &Property) -> Result<(), ConfigError> {
+    if relaxed(&property.as_non_empty()?) != "default" {
+        return Err(property.bad_value("only `default` is supported as a base config"));
+    }
+    Ok(())
+}
+
+/// A percentage over 0 and at most 100.
+fn percent(property: &Property) -> Result<f32, ConfigError> {
+    let value = property.as_f64()?;
+    if value <= 0.0 || value > 100.0 {
+        return Err(property.bad_value("expected a percentage over 0 and at most 100"));
+    }
+    // In (0, 100], so the narrowing loses nothing that matters.
+    Ok(value as f32)
+}
+
+/// A number of calls, at least 1.
+fn calls(property: &Property) -> Result<u32, ConfigError> {
+    let value = property.as_number::<u32>()?;
+    if value == 0 {
+        return Err(property.error("must be at least 1"));
+    }
+    Ok(value)
+}
+
+fn unsupported_or_unknown(property: &Property, setting: &str) -> ConfigError {
+    match UNSUPPORTED
+        .iter()
+        .find(|(name, _)| relaxed(name) == setting)
+    {
+        Some((_, why)) => property.error(format!("not supported: {why}")),
+        None => property.unknown(),
+    }
+}
