@@ -8,13 +8,9 @@ use std::collections::BTreeMap;
 use std::sync::OnceLock;
 use std::time::Duration;
 
-use axum::extract::Path;
-use axum::http::StatusCode;
-use axum::routing::get;
-use axum::{Json, Router};
 use feign_core::Retryer;
 use metrics_util::debugging::{DebugValue, DebuggingRecorder, Snapshotter};
-use support::{Order, OrderClient, Server};
+use support::{orders_server, OrderClient};
 
 /// Held by each test: a snapshot drains every series, so tests must not read each other's.
 static EXCLUSIVE: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
@@ -58,31 +54,11 @@ fn labels(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
         .collect()
 }
 
-async fn server() -> Server {
-    Server::start(
-        Router::new()
-            .route(
-                "/api/orders/{id}",
-                get(|Path(id): Path<u64>| async move {
-                    Json(Order {
-                        id,
-                        item: "book".into(),
-                    })
-                }),
-            )
-            .route(
-                "/api/orders/{id}/items/{item}",
-                get(|| async { (StatusCode::SERVICE_UNAVAILABLE, "busy") }),
-            ),
-    )
-    .await
-}
-
 #[tokio::test]
 async fn durations_are_recorded_per_route_and_status_without_argument_values() {
     let _exclusive = EXCLUSIVE.lock().await;
     snapshotter();
-    let server = server().await;
+    let server = orders_server().await;
     let client = OrderClient::builder().url(server.url()).build().unwrap();
     for id in [111u64, 222, 333] {
         client.get_order(&id).await.unwrap();
@@ -114,7 +90,7 @@ async fn durations_are_recorded_per_route_and_status_without_argument_values() {
 async fn server_errors_and_retries_are_counted() {
     let _exclusive = EXCLUSIVE.lock().await;
     snapshotter();
-    let server = server().await;
+    let server = orders_server().await;
     let client = OrderClient::builder()
         .url(server.url())
         .retryer(

@@ -7,14 +7,13 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use axum::extract::Path;
 use axum::http::{HeaderMap, StatusCode};
 use axum::routing::get;
-use axum::{Json, Router};
+use axum::Router;
 use feign_core::{
     BearerAuth, ChooseRequest, Chosen, Error, Resolver, Retryer, TraceContext, W3cTraceparent,
 };
-use support::{Order, OrderClient, Server};
+use support::{orders_server, OrderClient, Server};
 use tracing::field::{Field, Visit};
 use tracing::span::{Attributes, Id, Record};
 use tracing::Subscriber;
@@ -100,26 +99,6 @@ fn record_spans() -> (Recorder, tracing::subscriber::DefaultGuard) {
     let recorder = Recorder::default();
     let subscriber = tracing_subscriber::registry().with(recorder.clone());
     (recorder, tracing::subscriber::set_default(subscriber))
-}
-
-async fn orders_server() -> Server {
-    Server::start(
-        Router::new()
-            .route(
-                "/api/orders/{id}",
-                get(|Path(id): Path<u64>| async move {
-                    Json(Order {
-                        id,
-                        item: "book".into(),
-                    })
-                }),
-            )
-            .route(
-                "/api/orders/{id}/items/{item}",
-                get(|| async { (StatusCode::SERVICE_UNAVAILABLE, "busy") }),
-            ),
-    )
-    .await
 }
 
 #[tokio::test]

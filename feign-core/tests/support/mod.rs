@@ -489,3 +489,29 @@ impl Drop for TempDir {
         let _ = std::fs::remove_dir_all(&self.0);
     }
 }
+
+/// A server for `GET /api/orders/{id}` (the order, as JSON) and
+/// `GET /api/orders/{id}/items/{item}` (always 503), for tests of what a call records.
+pub async fn orders_server() -> Server {
+    Server::start(
+        Router::new()
+            .route(
+                "/api/orders/{id}",
+                axum::routing::get(
+                    |axum::extract::Path(id): axum::extract::Path<u64>| async move {
+                        axum::Json(Order {
+                            id,
+                            item: "book".into(),
+                        })
+                    },
+                ),
+            )
+            .route(
+                "/api/orders/{id}/items/{item}",
+                axum::routing::get(|| async {
+                    (axum::http::StatusCode::SERVICE_UNAVAILABLE, "busy")
+                }),
+            ),
+    )
+    .await
+}
