@@ -32,6 +32,7 @@ async fn admits_twenty_five_and_refuses_the_rest_at_once() {
         .bulkhead(BulkheadConfig::default())
         .build()
         .unwrap();
+    let baseline = (open_fds(), resident_bytes());
     let refused = AtomicUsize::new(0);
     let calls = join_all((0..10_000).map(|_| async {
         let result = client.call("hold").await;
@@ -49,10 +50,11 @@ async fn admits_twenty_five_and_refuses_the_rest_at_once() {
             tokio::time::sleep(Duration::from_millis(1)).await;
         }
         let gauge = Recorded::take(&snapshotter).get(AVAILABLE, &[("name", "calls")]);
+        let while_full = (open_fds(), resident_bytes());
         service.release.send_replace(true);
-        gauge
+        (gauge, while_full)
     };
-    let (results, available_while_full) = tokio::join!(calls, release);
+    let (results, (available_while_full, while_full)) = tokio::join!(calls, release);
 
     let ok = results.iter().filter(|r| r.is_ok()).count();
     assert_eq!((ok, refused.load(Ordering::SeqCst)), (25, 9_975));
@@ -66,6 +68,31 @@ async fn admits_twenty_five_and_refuses_the_rest_at_once() {
         Recorded::take(&snapshotter).get(AVAILABLE, &[("name", "calls")]),
         Some(25.0)
     );
+    // Refused calls hold no connection and leave nothing queued (Linux only: read from /proc).
+    if let ((Some(fds_before), Some(rss_before)), (Some(fds_full), Some(rss_full))) =
+        (baseline, while_full)
+    {
+        assert!(
+            fds_full < fds_before + 100,
+            "{fds_before} descriptors before, {fds_full} while full"
+        );
+        assert!(
+            rss_full < rss_before + 50 * 1024 * 1024,
+            "resident memory grew from {rss_before} to {rss_full} bytes"
+        );
+    }
+}
+
+/// The descriptors this process has open, where `/proc` tells.
+fn open_fds() -> Option<usize> {
+    Some(std::fs::read_dir("/proc/self/fd").ok()?.count())
+}
+
+/// This process's resident memory in bytes, where `/proc` tells (pages of 4 KiB).
+fn resident_bytes() -> Option<u64> {
+    let statm = std::fs::read_to_string("/proc/self/statm").ok()?;
+    let pages: u64 = statm.split_whitespace().nth(1)?.parse().ok()?;
+    Some(pages * 4096)
 }
 
 #[tokio::test]
