@@ -141,6 +141,15 @@ fn dropping_the_runtime_with_a_live_client_does_not_panic() {
     let eureka = client_rt.block_on(async {
         let eureka = client(&server).await;
         server.wait_for("POST", "/eureka/apps/", 1).await;
+        // The server has the registration; the client marks itself registered once it has
+        // read the answer.
+        tokio::time::timeout(Duration::from_secs(10), async {
+            while !eureka.is_registered() {
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
+        })
+        .await
+        .expect("registered within 10 s");
         eureka
     });
     drop(client_rt);
