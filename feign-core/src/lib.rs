@@ -210,6 +210,7 @@
 mod builder;
 mod client;
 mod codec;
+mod cow_map;
 mod error;
 mod escape;
 mod interceptor;

@@ -1,9 +1,8 @@
 //! Observing a call: one outcome per attempt for the balancer, and a span and metrics per call.
 
-use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::atomic::{AtomicU16, Ordering};
-use std::sync::{OnceLock, RwLock};
+use std::sync::OnceLock;
 
 use http::StatusCode;
 use tokio::time::Instant;
@@ -11,6 +10,7 @@ use tracing::Span;
 
 use super::metrics::{Ending, MethodMetrics};
 use super::span::{self, RouteCallsite};
+use crate::cow_map::CopyOnWriteMap;
 use crate::meta::{ClientMeta, HttpMethod, MethodMeta};
 use crate::resolve::{AttemptOutcome, Chosen};
 use crate::{Error, Response};
@@ -58,7 +58,7 @@ struct MethodTelemetry {
 type MethodKey = (usize, usize);
 
 /// Telemetry per (client, method) metadata pair; both are `static`s, so the map stays small.
-static METHODS: OnceLock<RwLock<HashMap<MethodKey, &'static MethodTelemetry, AddressHash>>> =
+static METHODS: OnceLock<CopyOnWriteMap<MethodKey, &'static MethodTelemetry, AddressHash>> =
     OnceLock::new();
 
 /// Hashes the addresses of two statics: a multiply and a rotate per word, as the map is only
@@ -93,22 +93,21 @@ fn telemetry(client: &'static ClientMeta, meta: &'static MethodMeta) -> &'static
         std::ptr::from_ref(client) as usize,
         std::ptr::from_ref(meta) as usize,
     );
-    let methods = METHODS.get_or_init(RwLock::default);
-    if let Some(found) = methods.read().unwrap_or_else(|e| e.into_inner()).get(&key) {
-        return found;
-    }
-    let mut methods = methods.write().unwrap_or_else(|e| e.into_inner());
-    methods.entry(key).or_insert_with(|| {
-        // A literal query in the template is static, but it stays out of names and labels.
-        let route = meta.route.split('?').next().unwrap_or(meta.route);
-        let template = route.split_once(' ').map_or(route, |(_, path)| path);
-        Box::leak(Box::new(MethodTelemetry {
-            route,
-            template,
-            callsite: OnceLock::new(),
-            metrics: MethodMetrics::new(client, meta, template),
-        }))
-    })
+    METHODS.get_or_init(CopyOnWriteMap::new).with(
+        key,
+        || {
+            // A literal query in the template is static, but it stays out of names and labels.
+            let route = meta.route.split('?').next().unwrap_or(meta.route);
+            let template = route.split_once(' ').map_or(route, |(_, path)| path);
+            Box::leak(Box::new(MethodTelemetry {
+                route,
+                template,
+                callsite: OnceLock::new(),
+                metrics: MethodMetrics::new(client, meta, template),
+            }))
+        },
+        |telemetry| *telemetry,
+    )
 }
 
 /// One call's span and metrics: opened before the interceptors run, finished with its result.
