@@ -5,7 +5,7 @@
 //! |---|---|
 //! | `overhead` | requests/s and latency of raw reqwest, a feign client, feign + load balancer, feign + load balancer + Eureka |
 //! | `vs-java` | the feign + load balancer client against Spring Cloud OpenFeign + LoadBalancer (`bench/java/`) |
-//! | `resilience` | an instance killed, or one slow, under open-loop traffic, per balancing policy |
+//! | `lb-resilience` | an instance killed, or one slow, under open-loop traffic, per balancing policy |
 //! | `freshness` | how long registering, deregistering and dying take to reach a client |
 //!
 //! Run one with `cargo run --release -p feign-bench --bin <name> -- --help`. This library holds

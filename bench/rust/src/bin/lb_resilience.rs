@@ -10,7 +10,7 @@
 //!   the latency distribution per policy.
 //!
 //! Every figure is the median over the runs; the charts merge the runs' calls. Run with
-//! `cargo run --release -p feign-bench --bin resilience -- --runs 5`.
+//! `cargo run --release -p feign-bench --bin lb-resilience -- --runs 5`.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
