@@ -76,98 +76,93 @@ impl<'a> ChooseRequest<'a> {
 /// The instance a [`Resolver`] picked for one attempt: where to send it, the instance's id, and
 /// who hears how the attempt ended.
 ///
-/// Built from parts ([`Chosen::new`], [`Chosen::with_observer`]) or from one shared
-/// [`InstanceHandle`] ([`Chosen::from_handle`]) that knows its URL and id and is its own
-/// observer: a balancer hands out the latter, so a pick moves one reference count, not three.
-#[derive(Clone)]
+/// It is one shared [`InstanceHandle`] that knows its URL and id and is its own observer. A
+/// balancer hands out its own ([`Chosen::from_handle`]), so a pick moves one reference count and
+/// allocates nothing; other resolvers can build one from parts ([`Chosen::new`],
+/// [`Chosen::with_observer`]). Being one pointer, a `Result<Chosen, Error>` is returned in
+/// registers.
+///
+/// A `Chosen` stands for one attempt: it is not `Clone`, and [`Chosen::complete`] consumes it,
+/// so an attempt is reported at most once. A balancer may count the attempt as in flight for
+/// as long as its `Chosen` lives.
 pub struct Chosen {
-    repr: Repr,
+    handle: Arc<dyn InstanceHandle>,
 }
 
-#[derive(Clone)]
-enum Repr {
-    Parts {
-        base_url: Arc<str>,
-        instance_id: Arc<str>,
-        observer: Option<Arc<dyn CallObserver>>,
-    },
-    Handle(Arc<dyn InstanceHandle>),
+/// A handle built from parts, with or without an observer.
+struct Parts {
+    base_url: Arc<str>,
+    instance_id: Arc<str>,
+    observer: Option<Arc<dyn CallObserver>>,
+}
+
+impl CallObserver for Parts {
+    fn on_complete(&self, outcome: &AttemptOutcome<'_>, elapsed: Duration) {
+        if let Some(observer) = &self.observer {
+            observer.on_complete(outcome, elapsed);
+        }
+    }
+}
+
+impl InstanceHandle for Parts {
+    fn base_url(&self) -> &Arc<str> {
+        &self.base_url
+    }
+
+    fn instance_id(&self) -> &Arc<str> {
+        &self.instance_id
+    }
+
+    fn is_observed(&self) -> bool {
+        self.observer.is_some()
+    }
 }
 
 impl Chosen {
     /// An instance with no observer.
     pub fn new(base_url: impl Into<Arc<str>>, instance_id: impl Into<Arc<str>>) -> Self {
-        Chosen {
-            repr: Repr::Parts {
-                base_url: base_url.into(),
-                instance_id: instance_id.into(),
-                observer: None,
-            },
-        }
+        Chosen::from_handle(Arc::new(Parts {
+            base_url: base_url.into(),
+            instance_id: instance_id.into(),
+            observer: None,
+        }))
     }
 
     /// An instance given as one handle that is also the attempt's observer.
     pub fn from_handle(handle: Arc<dyn InstanceHandle>) -> Self {
-        Chosen {
-            repr: Repr::Handle(handle),
-        }
+        Chosen { handle }
     }
 
     /// Attaches the observer that hears how the attempt ended, replacing any earlier one
-    /// (a handle's own observation included).
+    /// (a handle's own observation included: the handle is released, and with it the attempt as
+    /// its balancer counts it).
     pub fn with_observer(self, observer: Arc<dyn CallObserver>) -> Self {
-        let (base_url, instance_id) = match self.repr {
-            Repr::Parts {
-                base_url,
-                instance_id,
-                ..
-            } => (base_url, instance_id),
-            Repr::Handle(handle) => (handle.base_url().clone(), handle.instance_id().clone()),
-        };
-        Chosen {
-            repr: Repr::Parts {
-                base_url,
-                instance_id,
-                observer: Some(observer),
-            },
-        }
+        Chosen::from_handle(Arc::new(Parts {
+            base_url: self.handle.base_url().clone(),
+            instance_id: self.handle.instance_id().clone(),
+            observer: Some(observer),
+        }))
     }
 
     /// Scheme and authority, optionally followed by a base path: `http://10.0.0.7:8080`.
     pub fn base_url(&self) -> &Arc<str> {
-        match &self.repr {
-            Repr::Parts { base_url, .. } => base_url,
-            Repr::Handle(handle) => handle.base_url(),
-        }
+        self.handle.base_url()
     }
 
     /// The instance's id, reported back in [`ChooseRequest::tried`] on a retry.
     pub fn instance_id(&self) -> &Arc<str> {
-        match &self.repr {
-            Repr::Parts { instance_id, .. } => instance_id,
-            Repr::Handle(handle) => handle.instance_id(),
-        }
+        self.handle.instance_id()
     }
 
     /// Whether anyone hears how the attempt ends.
     pub fn is_observed(&self) -> bool {
-        match &self.repr {
-            Repr::Parts { observer, .. } => observer.is_some(),
-            Repr::Handle(_) => true,
-        }
+        self.handle.is_observed()
     }
 
-    /// Tells the observer, if any, how the attempt ended. The pipeline calls it exactly once
-    /// per attempt.
-    pub fn complete(&self, outcome: &AttemptOutcome<'_>, elapsed: Duration) {
-        match &self.repr {
-            Repr::Parts {
-                observer: Some(observer),
-                ..
-            } => observer.on_complete(outcome, elapsed),
-            Repr::Parts { observer: None, .. } => {}
-            Repr::Handle(handle) => handle.on_complete(outcome, elapsed),
-        }
+    /// Tells the observer, if any, how the attempt ended, and ends the attempt. The pipeline
+    /// calls it exactly once per attempt.
+    pub fn complete(self, outcome: &AttemptOutcome<'_>, elapsed: Duration) {
+        self.handle.on_complete(outcome, elapsed);
     }
 }
 
@@ -181,13 +176,21 @@ impl std::fmt::Debug for Chosen {
 }
 
 /// One instance as a resolver hands it out: its URL and id, and the observer of attempts sent
-/// to it, behind a single shared pointer (see [`Chosen::from_handle`]).
+/// to it, behind a single shared pointer (see [`Chosen::from_handle`]). Each [`Chosen`] holds one
+/// reference to it from the pick until the attempt is completed or dropped, so a balancer can
+/// read its attempts in flight off the reference count.
 pub trait InstanceHandle: CallObserver {
     /// Scheme and authority, optionally followed by a base path: `http://10.0.0.7:8080`.
     fn base_url(&self) -> &Arc<str>;
 
     /// The instance's id.
     fn instance_id(&self) -> &Arc<str>;
+
+    /// Whether [`CallObserver::on_complete`] reports to anyone; `true` unless the handle only
+    /// carries an address.
+    fn is_observed(&self) -> bool {
+        true
+    }
 }
 
 /// Hears how an attempt sent to a chosen instance ended: balancers keep in-flight counts,
@@ -255,10 +258,15 @@ mod tests {
         assert_eq!(&**chosen.base_url(), "http://user:s3cret@10.0.0.7:8080");
         assert_eq!(&**chosen.instance_id(), "i7");
         assert!(chosen.is_observed());
-        chosen.complete(&AttemptOutcome::Discarded, Duration::ZERO);
-        assert_eq!(handle.completed.load(Ordering::Relaxed), 1);
         let debug = format!("{chosen:?}");
         assert!(!debug.contains("s3cret"), "{debug}");
+        chosen.complete(&AttemptOutcome::Discarded, Duration::ZERO);
+        assert_eq!(handle.completed.load(Ordering::Relaxed), 1);
+        assert_eq!(
+            Arc::strong_count(&handle),
+            1,
+            "completing releases the handle"
+        );
     }
 
     #[test]
@@ -273,10 +281,18 @@ mod tests {
     }
 
     #[test]
+    fn a_result_of_a_choice_fits_two_registers() {
+        assert_eq!(
+            std::mem::size_of::<Result<Chosen, Error>>(),
+            2 * std::mem::size_of::<usize>()
+        );
+    }
+
+    #[test]
     fn parts_without_an_observer_report_to_no_one() {
         let chosen = Chosen::new("http://10.0.0.7:8080", "i7");
         assert!(!chosen.is_observed());
-        chosen.complete(&AttemptOutcome::Discarded, Duration::ZERO);
         assert_eq!(&**chosen.base_url(), "http://10.0.0.7:8080");
+        chosen.complete(&AttemptOutcome::Discarded, Duration::ZERO);
     }
 }

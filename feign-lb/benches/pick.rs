@@ -1,11 +1,16 @@
 //! Cost of one pick plus its completion report for every policy at 10 to 10,000 instances
-//! (`pick/*`), and of the pick alone, the `Resolver::choose` a call makes (`choose/*`).
+//! (`pick/*`), and of the pick alone, the `Resolver::choose` a call makes (`choose/*`). Next to
+//! them, the floor of any pick that counts attempts in flight on a shared instance: cloning and
+//! dropping one shared reference (`floor/arc_clone_drop`), measured in the same run so that a
+//! slow or noisy machine shows as a slow floor.
 //!
 //! Run with `cargo bench -p feign-lb --bench pick`.
 
 #![allow(missing_docs)] // `criterion_group!` generates an undocumented public function
 
 use std::hint::black_box;
+use std::sync::atomic::AtomicU64;
+use std::sync::Arc;
 use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
@@ -51,16 +56,15 @@ fn pick(c: &mut Criterion) {
     per_policy(c, "pick", &[10, 100, 1_000, 10_000], |lb, headers| {
         let req = ChooseRequest::new("svc", "Svc#get", &Method::GET, headers);
         let chosen = lb.choose(black_box(&req)).expect("an instance");
+        black_box(&chosen);
         chosen.complete(
             &AttemptOutcome::Response(StatusCode::OK),
             Duration::from_millis(2),
         );
-        black_box(chosen);
     });
 }
 
-/// The pick alone (the attempt is never reported, so in-flight counts only grow: the
-/// two-choice policies then compare counts that keep moving, as under real load).
+/// The pick alone: the attempt is dropped unreported, which ends it as a cancelled call would.
 fn choose_only(c: &mut Criterion) {
     per_policy(c, "choose", &[10, 100, 1_000, 10_000], |lb, headers| {
         let req = ChooseRequest::new("svc", "Svc#get", &Method::GET, headers);
@@ -68,5 +72,13 @@ fn choose_only(c: &mut Criterion) {
     });
 }
 
-criterion_group!(benches, pick, choose_only);
+/// Two atomic read-modify-writes on one counter: what a pick's in-flight count costs at least.
+fn floor(c: &mut Criterion) {
+    let shared: Arc<dyn Send + Sync> = Arc::new(AtomicU64::new(0));
+    c.bench_function("floor/arc_clone_drop", |b| {
+        b.iter(|| drop(black_box(Arc::clone(black_box(&shared)))))
+    });
+}
+
+criterion_group!(benches, pick, choose_only, floor);
 criterion_main!(benches);

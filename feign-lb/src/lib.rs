@@ -24,8 +24,10 @@
 //! Each service's instance list is an immutable snapshot, rebuilt when the supplier's
 //! [`InstanceSupplier::version`] moves (and as soon as [`InstanceSupplier::changed`] fires) and
 //! swapped atomically: **readers never take a lock, and a pick allocates nothing**. Each thread
-//! reads a service's snapshot through its own cache, revalidated with one load, and a pick hands
-//! the client one shared pointer to the chosen instance. The pick:
+//! reads a service's snapshot through its own cache, revalidated with one load, and draws from
+//! its own random source (seeded balancers stay deterministic on one thread). A pick hands the
+//! client one shared pointer to the chosen instance, and that reference is the attempt's
+//! in-flight count: it counts until the attempt is reported or dropped. The pick:
 //!
 //! 1. the instance of the previous attempt when the retry policy asked for the same instance,
 //!    else the sticky-session cookie `sc-lb-instance-id` ([`StickySession`]) or the last
@@ -104,6 +106,7 @@ mod config;
 mod filter;
 mod instance;
 mod lifecycle;
+mod listed;
 mod metrics;
 mod retry;
 mod rng;

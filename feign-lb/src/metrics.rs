@@ -45,11 +45,11 @@ impl ServiceMetrics {
     }
 }
 
-/// The handles of one instance, tagged as Spring tags them. Every outcome's counter is
+/// The counters of one instance, tagged as Spring tags them. Every outcome's counter is
 /// registered with the instance, so an attempt never allocates, and every series starts at zero
-/// (as Prometheus advises for known label values).
+/// (as Prometheus advises for known label values). The in-flight gauge is kept apart, with the
+/// state a pick touches (see [`active_gauge`]).
 pub(crate) struct InstanceMetrics {
-    active: Gauge,
     success: [Counter; OUTCOMES.len()],
     failed: Counter,
 }
@@ -68,10 +68,14 @@ fn tags(instance: &ServiceInstance) -> Vec<Label> {
     ]
 }
 
+/// The instance's gauge of attempts in flight, moved up and down by the pick and the completion.
+pub(crate) fn active_gauge(instance: &ServiceInstance) -> Gauge {
+    metrics::gauge!(ACTIVE, tags(instance))
+}
+
 impl InstanceMetrics {
     pub(crate) fn new(instance: &ServiceInstance) -> Self {
         InstanceMetrics {
-            active: metrics::gauge!(ACTIVE, tags(instance)),
             success: OUTCOMES.map(|outcome| {
                 let mut labels = tags(instance);
                 labels.push(Label::from_static_parts("outcome", outcome));
@@ -81,14 +85,8 @@ impl InstanceMetrics {
         }
     }
 
-    /// An attempt was sent to the instance.
-    pub(crate) fn started(&self) {
-        self.active.increment(1.0);
-    }
-
     /// An attempt to the instance ended; a discarded one is counted per service by the caller.
     pub(crate) fn completed(&self, outcome: &AttemptOutcome<'_>) {
-        self.active.decrement(1.0);
         match outcome {
             AttemptOutcome::Response(status) => {
                 let class = usize::from(status.as_u16() / 100);

@@ -7,7 +7,7 @@ use feign_core::{RetryContext, RetryDecision, RetryPolicy};
 
 use crate::budget::{Budget, RetryBudget};
 use crate::lifecycle::LiveCounters;
-use crate::rng::Rng;
+use crate::rng::{Draw, Rng};
 use crate::service::ServiceShared;
 
 /// Exponential backoff between retries (Spring's `retry.backoff.*`; off by default, as there).

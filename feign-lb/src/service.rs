@@ -13,7 +13,7 @@ use crate::filter::{self, Filters, HINT_KEY, VERSION_KEY};
 use crate::lifecycle::{Completion, CompletionStatus, LifecycleHook, LiveCounters};
 use crate::metrics::ServiceMetrics;
 use crate::retry::LbRetryPolicy;
-use crate::rng::Rng;
+use crate::rng::{Draw, LocalRng, Rng};
 use crate::snapshot::{is_canary, Snapshot};
 use crate::snapshot_cache::{self, Published};
 use crate::view::View;
@@ -79,14 +79,16 @@ pub(crate) struct ServiceLb {
     pub(crate) retry: Arc<LbRetryPolicy>,
 }
 
-/// Reads the clock at most once per pick, and only when needed.
-struct LazyNow<'a> {
+/// What one pick works with besides the snapshot: the clock, read at most once and only when
+/// needed, and the thread's random source.
+struct PickContext<'a> {
     clock: &'a Clock,
     value: Cell<u64>,
+    rng: &'a LocalRng,
 }
 
-impl LazyNow<'_> {
-    fn get(&self) -> u64 {
+impl PickContext<'_> {
+    fn now(&self) -> u64 {
         let v = self.value.get();
         if v != 0 {
             return v;
@@ -244,21 +246,24 @@ impl ServiceLb {
                 .as_ref()
                 .is_none_or(|s| s.version() == snap.version)
         };
-        let picked = snapshot_cache::with_current(published, |snap| {
-            current(snap).then(|| self.choose_from(snap, req))
-        });
-        match picked {
-            Some(result) => result,
-            None => {
-                // The supplier moved on: rebuild (or, while another caller rebuilds, pick from
-                // the snapshot still published).
-                self.refresh();
-                snapshot_cache::with_current(published, |snap| self.choose_from(snap, req))
+        let seed = || self.rng.next_u64();
+        snapshot_cache::with_current(published, seed, |snap, rng| {
+            if current(snap) {
+                return self.choose_from(snap, rng, req);
             }
-        }
+            // The supplier moved on: rebuild (or, while another caller rebuilds, pick from the
+            // snapshot still published). The thread's cache catches up on its next pick.
+            self.refresh();
+            self.choose_from(&published.load(), rng, req)
+        })
     }
 
-    fn choose_from(&self, snap: &Snapshot, req: &ChooseRequest<'_>) -> Result<Chosen, Error> {
+    fn choose_from(
+        &self,
+        snap: &Snapshot,
+        rng: &LocalRng,
+        req: &ChooseRequest<'_>,
+    ) -> Result<Chosen, Error> {
         if snap.stats.is_empty() {
             let reason = if self.supplier.is_none() {
                 "no instance supplier configured"
@@ -269,11 +274,12 @@ impl ServiceLb {
             };
             return Err(self.discard(Error::no_instance(req.service, reason)));
         }
-        let now = LazyNow {
+        let cx = PickContext {
             clock: &self.shared.clock,
             value: Cell::new(0),
+            rng,
         };
-        match self.pick(snap, req, &now) {
+        match self.pick(snap, req, &cx) {
             Some(index) => Ok(self.start(snap, index)),
             None => Err(self.discard(Error::no_instance(
                 req.service,
@@ -284,6 +290,7 @@ impl ServiceLb {
 
     fn start(&self, snap: &Snapshot, index: usize) -> Chosen {
         let stats = &snap.stats[index];
+        let attempt = stats.attempt();
         stats.started();
         if self.filters.same_instance {
             self.last_chosen
@@ -292,7 +299,7 @@ impl ServiceLb {
         for hook in self.shared.hooks.iter() {
             hook.on_start_request(&self.shared.name, &stats.instance);
         }
-        let handle: Arc<dyn InstanceHandle> = stats.clone();
+        let handle: Arc<dyn InstanceHandle> = attempt;
         Chosen::from_handle(handle)
     }
 
@@ -301,12 +308,17 @@ impl ServiceLb {
         req.tried.iter().any(|t| Arc::ptr_eq(t, id) || **t == **id)
     }
 
-    fn ejected(&self, snap: &Snapshot, index: usize, now: &LazyNow<'_>) -> bool {
+    fn ejected(&self, snap: &Snapshot, index: usize, cx: &PickContext<'_>) -> bool {
         let stats = &snap.stats[index];
-        stats.ejection_pending_fast() && stats.is_ejected(now.get(), &self.shared)
+        stats.ejection_pending_fast() && stats.is_ejected(cx.now(), &self.shared)
     }
 
-    fn pick(&self, snap: &Snapshot, req: &ChooseRequest<'_>, now: &LazyNow<'_>) -> Option<usize> {
+    fn pick(
+        &self,
+        snap: &Snapshot,
+        req: &ChooseRequest<'_>,
+        cx: &PickContext<'_>,
+    ) -> Option<usize> {
         // Exact instances first: the retry policy's same-instance retry, then stickiness.
         if let Some(id) = req.same_instance {
             if let Some(&i) = snap.by_id.get(id) {
@@ -318,7 +330,7 @@ impl ServiceLb {
                 filter::cookie(req.headers, &sticky.cookie).and_then(|id| snap.by_id.get(id))
             {
                 let i = i as usize;
-                if !self.tried(snap, i, req) && !self.ejected(snap, i, now) {
+                if !self.tried(snap, i, req) && !self.ejected(snap, i, cx) {
                     return Some(i);
                 }
             }
@@ -328,7 +340,7 @@ impl ServiceLb {
             if version == snap.version as u32
                 && i < snap.stats.len()
                 && !self.tried(snap, i, req)
-                && !self.ejected(snap, i, now)
+                && !self.ejected(snap, i, cx)
             {
                 return Some(i);
             }
@@ -347,7 +359,7 @@ impl ServiceLb {
                     && inside
                         .members
                         .iter()
-                        .all(|&i| snap.stats[i as usize].recently_failed(now.get()));
+                        .all(|&i| snap.stats[i as usize].recently_failed(cx.now()));
                 let (view, pred) = if failed && !outside.is_empty() {
                     (outside, Pred::InZone(&zone.zone, false))
                 } else {
@@ -388,7 +400,7 @@ impl ServiceLb {
                 .and_then(|h| filter::header(req.headers, h))
                 .is_some_and(|v| !v.eq_ignore_ascii_case("false"));
             let to_canary = flagged
-                || (canary.share_ppm > 0 && self.rng.below(1_000_000) < canary.share_ppm as usize);
+                || (canary.share_ppm > 0 && cx.rng.below(1_000_000) < canary.share_ppm as usize);
             let (view, pred) = if to_canary {
                 (canaries, Pred::Canary(true))
             } else {
@@ -409,39 +421,37 @@ impl ServiceLb {
         let accept = |i: usize, relax_ejection: bool, relax_tried: bool| {
             preds.iter().flatten().all(|p| p.holds(snap.instance(i)))
                 && (relax_tried || req.tried.is_empty() || !self.tried(snap, i, req))
-                && (relax_ejection || !self.ejected(snap, i, now))
+                && (relax_ejection || !self.ejected(snap, i, cx))
         };
 
         // Fast path: the policy's own pick, re-drawn a few times if it lands on an instance
         // that is tried, ejected or still ramping up.
-        let ramping = self.ramping(now);
+        let ramping = self.ramping(cx);
         for _ in 0..FAST_TRIES {
-            let Some(i) = self.policy_pick(snap, base, now, |i| accept(i, panic, false)) else {
+            let Some(i) = self.policy_pick(snap, base, cx, |i| accept(i, panic, false)) else {
                 continue;
             };
-            if ramping && !self.passes_ramp(snap, i, now) {
+            if ramping && !self.passes_ramp(snap, i, cx) {
                 continue;
             }
-            if accept(i, panic, false) {
-                return Some(i);
-            }
+            return Some(i);
         }
         // Slow path: scan the candidates, relaxing ejection (panic), then already-tried.
         for (relax_ejection, relax_tried) in [(panic, false), (true, false), (true, true)] {
             let eligible = |i: usize| accept(i, relax_ejection, relax_tried);
-            if let Some(i) = self.scan_pick(snap, base, now, eligible) {
+            if let Some(i) = self.scan_pick(snap, base, cx, eligible) {
                 return Some(i);
             }
         }
         None
     }
 
-    fn ramping(&self, now: &LazyNow<'_>) -> bool {
+    fn ramping(&self, cx: &PickContext<'_>) -> bool {
         let until = self.shared.ramping_until.load(Ordering::Relaxed);
         if until == 0 {
             return false;
         }
-        if now.get() >= until {
+        if cx.now() >= until {
             let _ = self.shared.ramping_until.compare_exchange(
                 until,
                 0,
@@ -453,22 +463,22 @@ impl ServiceLb {
         true
     }
 
-    fn passes_ramp(&self, snap: &Snapshot, i: usize, now: &LazyNow<'_>) -> bool {
+    fn passes_ramp(&self, snap: &Snapshot, i: usize, cx: &PickContext<'_>) -> bool {
         let factor = snap.stats[i].ramp_factor(
-            now.get(),
+            cx.now(),
             self.shared.slow_start_window_ns,
             self.shared.slow_start_min,
         );
-        factor >= 1.0 || self.rng.unit() < factor
+        factor >= 1.0 || cx.rng.unit() < factor
     }
 
-    /// One pick of the policy over `view` (non-empty). Two-choice policies prefer an eligible
-    /// candidate of the pair.
+    /// One pick of the policy over `view`, if it lands on an eligible instance. Two-choice
+    /// policies take the better eligible candidate of their pair.
     fn policy_pick(
         &self,
         snap: &Snapshot,
         view: &View,
-        now: &LazyNow<'_>,
+        cx: &PickContext<'_>,
         eligible: impl Fn(usize) -> bool,
     ) -> Option<usize> {
         let len = view.len();
@@ -477,30 +487,38 @@ impl ServiceLb {
         }
         let pos = match self.policy {
             Policy::RoundRobin => view.next_round_robin(),
-            Policy::Random => self.rng.below(len),
+            Policy::Random => cx.rng.below(len),
             Policy::Weighted => view.next_weighted(),
             Policy::LeastRequest | Policy::PeakEwma => {
                 if len == 1 {
                     0
                 } else {
-                    let (a, b) = self.rng.pair_below(len);
+                    let (a, b) = cx.rng.pair_below(len);
                     let (ia, ib) = (view.at(a), view.at(b));
-                    return Some(match (eligible(ia), eligible(ib)) {
-                        (true, false) => ia,
-                        (false, true) => ib,
-                        _ => self.better(snap, ia, ib, now),
-                    });
+                    return match (eligible(ia), eligible(ib)) {
+                        (true, true) => Some(self.better(snap, ia, ib, cx)),
+                        (true, false) => Some(ia),
+                        (false, true) => Some(ib),
+                        (false, false) => None,
+                    };
                 }
             }
         };
-        Some(view.at(pos))
+        let i = view.at(pos);
+        eligible(i).then_some(i)
     }
 
     /// The less loaded of two instances (the first on a tie).
-    fn better(&self, snap: &Snapshot, a: usize, b: usize, now: &LazyNow<'_>) -> usize {
+    fn better(&self, snap: &Snapshot, a: usize, b: usize, cx: &PickContext<'_>) -> usize {
         let (sa, sb) = (&snap.stats[a], &snap.stats[b]);
         let a_wins = match self.policy {
-            Policy::PeakEwma => sa.peak_ewma_at_most(sb, || now.get(), self.shared.decay_ns),
+            Policy::PeakEwma => sa.peak_ewma_at_most(
+                sa.in_flight(),
+                sb,
+                sb.in_flight(),
+                || cx.now(),
+                self.shared.decay_ns,
+            ),
             _ => sa.in_flight() <= sb.in_flight(),
         };
         if a_wins {
@@ -516,7 +534,7 @@ impl ServiceLb {
         &self,
         snap: &Snapshot,
         view: &View,
-        now: &LazyNow<'_>,
+        cx: &PickContext<'_>,
         eligible: impl Fn(usize) -> bool,
     ) -> Option<usize> {
         let members = || {
@@ -531,8 +549,7 @@ impl ServiceLb {
                 if total == 0 {
                     return None;
                 }
-                let mut target =
-                    ((u128::from(self.rng.next_u64()) * u128::from(total)) >> 64) as u64;
+                let mut target = ((u128::from(cx.rng.next_u64()) * u128::from(total)) >> 64) as u64;
                 for i in members() {
                     let w = u64::from(snap.weights[i]);
                     if target < w {
@@ -548,10 +565,10 @@ impl ServiceLb {
                     0 => None,
                     1 => members().next(),
                     _ => {
-                        let (a, b) = self.rng.pair_below(count);
+                        let (a, b) = cx.rng.pair_below(count);
                         let ia = members().nth(a)?;
                         let ib = members().nth(b)?;
-                        Some(self.better(snap, ia, ib, now))
+                        Some(self.better(snap, ia, ib, cx))
                     }
                 }
             }
@@ -560,7 +577,7 @@ impl ServiceLb {
                 if count == 0 {
                     return None;
                 }
-                members().nth(self.rng.below(count))
+                members().nth(cx.rng.below(count))
             }
         }
     }

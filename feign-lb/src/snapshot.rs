@@ -6,7 +6,8 @@ use std::sync::{Arc, Weak};
 
 use crate::config::Policy;
 use crate::filter::{Filters, CANARY_KEY, HINT_KEY, VERSION_KEY, WEIGHT_KEY};
-use crate::rng::Rng;
+use crate::listed::Listed;
+use crate::rng::{Draw, Rng};
 use crate::service::ServiceShared;
 use crate::stats::InstanceStats;
 use crate::view::View;
@@ -18,10 +19,10 @@ pub(crate) struct Snapshot {
     pub(crate) version: u64,
     /// Whether the supplier knew the service at all.
     pub(crate) known: bool,
-    pub(crate) stats: Box<[Arc<InstanceStats>]>,
+    pub(crate) stats: Box<[Listed]>,
     /// Instances that left the list with attempts in flight, kept so that those attempts
     /// still count as active; dropped at a later rebuild once they are done.
-    pub(crate) retired: Box<[Arc<InstanceStats>]>,
+    pub(crate) retired: Box<[Listed]>,
     pub(crate) weights: Box<[u32]>,
     pub(crate) by_id: HashMap<Arc<str>, u32>,
     pub(crate) all: View,
@@ -90,12 +91,12 @@ impl Snapshot {
                 if ramp_from != 0 {
                     shared.note_ramp(ramp_from);
                 }
-                Arc::new(InstanceStats::new(
+                Listed::new(Arc::new(InstanceStats::new(
                     instance.clone(),
                     weak.clone(),
                     shared.default_rtt_ns,
                     ramp_from,
-                ))
+                )))
             });
             by_id.insert(instance.instance_id_arc().clone(), stats.len() as u32);
             weights.push(weight_of(instance));
@@ -134,12 +135,12 @@ impl Snapshot {
             )
         });
 
-        let kept = |s: &Arc<InstanceStats>| {
+        let kept = |s: &Listed| {
             by_id
                 .get(s.instance.instance_id())
-                .is_some_and(|&i| Arc::ptr_eq(&stats[i as usize], s))
+                .is_some_and(|&i| stats[i as usize].same(s))
         };
-        let retired: Vec<Arc<InstanceStats>> = previous
+        let retired: Vec<Listed> = previous
             .stats
             .iter()
             .chain(previous.retired.iter())
@@ -190,13 +191,13 @@ pub(crate) fn is_canary(instance: &ServiceInstance) -> bool {
         .is_some_and(|v| v.trim().eq_ignore_ascii_case("true"))
 }
 
-fn select(stats: &[Arc<InstanceStats>], keep: impl Fn(&ServiceInstance) -> bool) -> Vec<u32> {
+fn select(stats: &[Listed], keep: impl Fn(&ServiceInstance) -> bool) -> Vec<u32> {
     (0..stats.len() as u32)
         .filter(|&i| keep(&stats[i as usize].instance))
         .collect()
 }
 
-fn group_by(stats: &[Arc<InstanceStats>], key: &str) -> HashMap<Box<str>, Vec<u32>> {
+fn group_by(stats: &[Listed], key: &str) -> HashMap<Box<str>, Vec<u32>> {
     let mut groups: HashMap<Box<str>, Vec<u32>> = HashMap::new();
     for (i, s) in stats.iter().enumerate() {
         if let Some(value) = s.instance.metadata().get(key) {

@@ -1,34 +1,45 @@
-//! Per-instance state in atomics: in-flight count, Peak-EWMA latency, consecutive failures,
-//! ejection deadline, slow-start ramp. It is also the attempt's [`CallObserver`].
+//! Per-instance state in atomics: Peak-EWMA latency, consecutive failures, ejection deadline,
+//! slow-start ramp (the in-flight count is its reference count, see [`crate::listed`]). It is
+//! also the attempt's [`CallObserver`].
 
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 
+use ::metrics::Gauge;
 use feign_core::{AttemptOutcome, CallObserver, InstanceHandle};
 
 use crate::clock::nanos;
 use crate::lifecycle::{Completion, CompletionStatus, LiveCounters};
-use crate::metrics::InstanceMetrics;
+use crate::metrics::{self, InstanceMetrics};
 use crate::service::ServiceShared;
 use crate::ServiceInstance;
 
 /// One instance's live state, kept across snapshot rebuilds while the instance stays listed.
-/// Aligned to a cache line so that two instances' counters never share one.
-#[repr(align(64))]
+///
+/// Laid out for the pick: everything a pick reads or writes of a candidate comes first and
+/// shares one cache line (the struct is aligned to it, so no two instances share one either);
+/// the instance itself and what only a completion touches follow.
+#[repr(C, align(64))]
 pub(crate) struct InstanceStats {
-    pub(crate) instance: ServiceInstance,
-    service: Weak<ServiceShared>,
-    in_flight: AtomicU32,
+    /// Snapshots listing the instance (see [`crate::listed`]).
+    pub(crate) listings: AtomicU32,
+    ejected_until: AtomicU64,
     ewma_bits: AtomicU64,
     ewma_at: AtomicU64,
-    consecutive_failures: AtomicU32,
-    ejected_until: AtomicU64,
-    ejection_level: AtomicU32,
     ramp_start: AtomicU64,
+    active: Gauge,
+    // Read by completions and by filters, not by an unfiltered pick.
+    pub(crate) instance: ServiceInstance,
+    service: Weak<ServiceShared>,
+    consecutive_failures: AtomicU32,
+    ejection_level: AtomicU32,
     failed_until: AtomicU64,
     metrics: InstanceMetrics,
 }
+
+// The pick's fields fit the first cache line.
+const _: () = assert!(std::mem::offset_of!(InstanceStats, instance) <= 64);
 
 impl InstanceStats {
     /// State for a newly listed instance; `ramp_from` starts its slow start (0: none).
@@ -39,10 +50,11 @@ impl InstanceStats {
         ramp_from: u64,
     ) -> Self {
         InstanceStats {
+            active: metrics::active_gauge(&instance),
             metrics: InstanceMetrics::new(&instance),
             instance,
             service,
-            in_flight: AtomicU32::new(0),
+            listings: AtomicU32::new(0),
             ewma_bits: AtomicU64::new(default_rtt_ns.to_bits()),
             ewma_at: AtomicU64::new(0),
             consecutive_failures: AtomicU32::new(0),
@@ -53,13 +65,10 @@ impl InstanceStats {
         }
     }
 
-    pub(crate) fn in_flight(&self) -> u32 {
-        self.in_flight.load(Ordering::Relaxed)
-    }
-
+    /// An attempt to the instance starts: the gauge follows (the count is the attempt's
+    /// reference).
     pub(crate) fn started(&self) {
-        self.in_flight.fetch_add(1, Ordering::Relaxed);
-        self.metrics.started();
+        self.active.increment(1.0);
     }
 
     /// Whether the instance is ejected at `now`. An expired ejection is cleared here (once),
@@ -125,8 +134,8 @@ impl InstanceStats {
     }
 
     /// The Peak-EWMA cost: latency estimate times (in-flight + 1).
-    pub(crate) fn peak_ewma_cost(&self, now: u64, decay_ns: f64) -> f64 {
-        self.latency_estimate(now, decay_ns) * f64::from(self.in_flight() + 1)
+    pub(crate) fn peak_ewma_cost(&self, in_flight: u32, now: u64, decay_ns: f64) -> f64 {
+        self.latency_estimate(now, decay_ns) * (f64::from(in_flight) + 1.0)
     }
 
     /// Whether this instance's Peak-EWMA cost is at most `other`'s, without reading the clock
@@ -135,7 +144,9 @@ impl InstanceStats {
     /// the current time. An instance never observed does not decay, so then `now` is read.
     pub(crate) fn peak_ewma_at_most(
         &self,
+        in_flight: u32,
         other: &InstanceStats,
+        other_in_flight: u32,
         now: impl Fn() -> u64,
         decay_ns: f64,
     ) -> bool {
@@ -145,12 +156,16 @@ impl InstanceStats {
         );
         if (at == 0) != (other_at == 0) {
             let t = now();
-            return self.peak_ewma_cost(t, decay_ns) <= other.peak_ewma_cost(t, decay_ns);
+            return self.peak_ewma_cost(in_flight, t, decay_ns)
+                <= other.peak_ewma_cost(other_in_flight, t, decay_ns);
         }
-        let undecayed = |s: &InstanceStats| {
-            f64::from_bits(s.ewma_bits.load(Ordering::Relaxed)) * f64::from(s.in_flight() + 1)
+        let undecayed = |s: &InstanceStats, in_flight: u32| {
+            f64::from_bits(s.ewma_bits.load(Ordering::Relaxed)) * (f64::from(in_flight) + 1.0)
         };
-        let (cost, other_cost) = (undecayed(self), undecayed(other));
+        let (cost, other_cost) = (
+            undecayed(self, in_flight),
+            undecayed(other, other_in_flight),
+        );
         if at == other_at {
             return cost <= other_cost;
         }
@@ -255,9 +270,7 @@ impl InstanceHandle for InstanceStats {
 
 impl CallObserver for InstanceStats {
     fn on_complete(&self, outcome: &AttemptOutcome<'_>, elapsed: Duration) {
-        let _ = self
-            .in_flight
-            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| n.checked_sub(1));
+        self.active.decrement(1.0);
         self.metrics.completed(outcome);
         let Some(shared) = self.service.upgrade() else {
             return;
@@ -308,7 +321,7 @@ impl CallObserver for InstanceStats {
 mod tests {
     use super::*;
 
-    fn stats(estimate_ns: f64, at: u64, in_flight: u32) -> InstanceStats {
+    fn stats(estimate_ns: f64, at: u64) -> InstanceStats {
         let s = InstanceStats::new(
             ServiceInstance::new("svc", "127.0.0.1", 80),
             Weak::new(),
@@ -316,7 +329,6 @@ mod tests {
             0,
         );
         s.ewma_at.store(at, Ordering::Relaxed);
-        s.in_flight.store(in_flight, Ordering::Relaxed);
         s
     }
 
@@ -334,11 +346,11 @@ mod tests {
             (0.0, now - 1, 0, 1e6, now - 900_000_000_000, 0),
         ];
         for (ea, ta, fa, eb, tb, fb) in cases {
-            let (a, b) = (stats(ea, ta, fa), stats(eb, tb, fb));
-            for (x, y) in [(&a, &b), (&b, &a)] {
-                let expected = x.peak_ewma_cost(now, decay) <= y.peak_ewma_cost(now, decay);
+            let (a, b) = (stats(ea, ta), stats(eb, tb));
+            for ((x, fx), (y, fy)) in [((&a, fa), (&b, fb)), ((&b, fb), (&a, fa))] {
+                let expected = x.peak_ewma_cost(fx, now, decay) <= y.peak_ewma_cost(fy, now, decay);
                 assert_eq!(
-                    x.peak_ewma_at_most(y, || now, decay),
+                    x.peak_ewma_at_most(fx, y, fy, || now, decay),
                     expected,
                     "{ea} {ta} {fa} / {eb} {tb} {fb}"
                 );

@@ -45,12 +45,12 @@ fn pick(lb: &LoadBalancer) -> Chosen {
     choose_with(lb, &HeaderMap::new(), &[]).expect("an instance")
 }
 
-fn finish(chosen: &Chosen, outcome: &AttemptOutcome<'_>, elapsed: Duration) {
+fn finish(chosen: Chosen, outcome: &AttemptOutcome<'_>, elapsed: Duration) {
     assert!(chosen.is_observed(), "an observer");
     chosen.complete(outcome, elapsed);
 }
 
-fn ok(chosen: &Chosen) {
+fn ok(chosen: Chosen) {
     finish(
         chosen,
         &AttemptOutcome::Response(StatusCode::OK),
@@ -63,8 +63,8 @@ fn shares(lb: &LoadBalancer, n: usize) -> HashMap<String, usize> {
     let mut counts = HashMap::new();
     for _ in 0..n {
         let chosen = pick(lb);
-        ok(&chosen);
         *counts.entry(chosen.instance_id().to_string()).or_default() += 1;
+        ok(chosen);
     }
     counts
 }
@@ -173,7 +173,7 @@ fn least_request_never_picks_the_strictly_busiest() {
         .collect();
     let counts = shares(&lb, 10_000);
     assert_eq!(counts.get("i1"), None, "{counts:?}");
-    for c in &held {
+    for c in held {
         ok(c);
     }
 }
@@ -193,10 +193,10 @@ fn peak_ewma_repels_slow_and_fast_failing_instances() {
         for _ in 0..2_000 {
             let c = pick(&lb);
             if &**c.instance_id() == bad {
-                finish(&c, &AttemptOutcome::Response(status), elapsed);
+                finish(c, &AttemptOutcome::Response(status), elapsed);
             } else {
                 finish(
-                    &c,
+                    c,
                     &AttemptOutcome::Response(StatusCode::OK),
                     Duration::from_millis(10),
                 );
@@ -216,12 +216,12 @@ fn every_policy_avoids_every_tried_instance() {
         for _ in 0..200 {
             let c = choose_with(&lb, &HeaderMap::new(), &tried).unwrap();
             assert_eq!(&**c.instance_id(), "i2", "{policy:?}");
-            ok(&c);
+            ok(c);
         }
         // Everything tried: fall back to any instance rather than fail.
         let all: Vec<Arc<str>> = vec!["i1".into(), "i2".into(), "i3".into()];
         let c = choose_with(&lb, &HeaderMap::new(), &all).unwrap();
-        ok(&c);
+        ok(c);
     }
 }
 
@@ -235,7 +235,7 @@ fn same_instance_requests_are_honoured() {
         req.attempt = 2;
         let c = lb.choose(&req).unwrap();
         assert_eq!(&**c.instance_id(), "i2");
-        ok(&c);
+        ok(c);
     }
 }
 
@@ -287,7 +287,7 @@ fn empty_and_shrinking_lists_are_safe() {
         assert!(pick_err(&lb).is_no_instance());
         supplier.set(SVC, (1..=3).map(|p| weighted(p, u32::from(p))).collect());
         for _ in 0..10 {
-            ok(&pick(&lb));
+            ok(pick(&lb));
         }
         supplier.set(SVC, vec![instance(2)]);
         for _ in 0..10 {
@@ -304,10 +304,38 @@ fn stats_survive_a_list_change() {
     let states = lb.instance_states(SVC);
     let in_flight: u32 = states.iter().map(|s| s.in_flight).sum();
     assert_eq!(in_flight, 4);
-    for c in &held {
+    for c in held {
         ok(c);
     }
     assert_eq!(lb.counters(SVC).unwrap().active, 0);
+}
+
+/// An attempt that ends without a report (its call was dropped, or another observer replaced
+/// the balancer's) stops counting as in flight, so least request does not shun its instance.
+#[test]
+fn an_attempt_dropped_unreported_is_no_longer_in_flight() {
+    let (lb, _s) = balancer(Policy::LeastRequest, (1..=2).map(instance).collect());
+    let dropped: Vec<Chosen> = (0..3).map(|_| pick(&lb)).collect();
+    let observer: Arc<dyn feign_core::CallObserver> = Arc::new(NoObserver);
+    let replaced = pick(&lb).with_observer(observer);
+    assert_eq!(lb.counters(SVC).unwrap().active, 3);
+    drop(dropped);
+    assert_eq!(lb.counters(SVC).unwrap().active, 0);
+    let states = lb.instance_states(SVC);
+    assert!(states.iter().all(|s| s.in_flight == 0), "{states:?}");
+    drop(replaced);
+    // With a leaked count, least request would send (nearly) everything to the other one.
+    let counts = shares(&lb, 1_000);
+    assert!(
+        counts.values().all(|&n| (400..=600).contains(&n)),
+        "{counts:?}"
+    );
+}
+
+struct NoObserver;
+
+impl feign_core::CallObserver for NoObserver {
+    fn on_complete(&self, _outcome: &AttemptOutcome<'_>, _elapsed: Duration) {}
 }
 
 fn connect_error() -> Error {
@@ -326,14 +354,10 @@ async fn a_connect_failure_ejects_at_once_and_five_503s_eject_with_doubling() {
         if &**c.instance_id() == "i1" {
             break c;
         }
-        ok(&c);
+        ok(c);
     };
     let error = connect_error();
-    finish(
-        &c,
-        &AttemptOutcome::Failed(&error),
-        Duration::from_millis(1),
-    );
+    finish(c, &AttemptOutcome::Failed(&error), Duration::from_millis(1));
     assert_eq!(shares(&lb, 900).get("i1"), None);
     assert_eq!(lb.counters(SVC).unwrap().ejections, 1);
 
@@ -344,13 +368,13 @@ async fn a_connect_failure_ejects_at_once_and_five_503s_eject_with_doubling() {
         let c = pick(&lb);
         if &**c.instance_id() == "i1" {
             finish(
-                &c,
+                c,
                 &AttemptOutcome::Response(StatusCode::SERVICE_UNAVAILABLE),
                 Duration::from_millis(1),
             );
             failures += 1;
         } else {
-            ok(&c);
+            ok(c);
         }
     }
     assert_eq!(shares(&lb, 900).get("i1"), None);
@@ -371,13 +395,9 @@ async fn at_most_ten_percent_are_ejected_and_panic_balances_across_all() {
     for _ in 0..100 {
         let c = pick(&lb);
         if matches!(&**c.instance_id(), "i1" | "i2") {
-            finish(
-                &c,
-                &AttemptOutcome::Failed(&error),
-                Duration::from_millis(1),
-            );
+            finish(c, &AttemptOutcome::Failed(&error), Duration::from_millis(1));
         } else {
-            ok(&c);
+            ok(c);
         }
     }
     let ejected = lb.instance_states(SVC).iter().filter(|s| s.ejected).count();
@@ -386,11 +406,7 @@ async fn at_most_ten_percent_are_ejected_and_panic_balances_across_all() {
     // Two instances, one ejected: half are out, so panic mode spreads over both.
     let (lb, _s) = balancer(Policy::RoundRobin, (1..=2).map(instance).collect());
     let c = pick(&lb);
-    finish(
-        &c,
-        &AttemptOutcome::Failed(&error),
-        Duration::from_millis(1),
-    );
+    finish(c, &AttemptOutcome::Failed(&error), Duration::from_millis(1));
     let counts = shares(&lb, 100);
     assert_eq!(counts.len(), 2, "{counts:?}");
     assert!(lb.counters(SVC).unwrap().panic > 0);
@@ -404,7 +420,7 @@ async fn a_new_instance_ramps_up_over_the_slow_start_window() {
         .policy(Policy::Random)
         .seed(7)
         .build();
-    ok(&pick(&lb));
+    ok(pick(&lb));
     supplier.set(SVC, (1..=5).map(instance).collect());
     let early = shares(&lb, 20_000).get("i5").copied().unwrap_or(0) as f64 / 20_000.0;
     tokio::time::advance(Duration::from_secs(15)).await;
@@ -440,12 +456,8 @@ async fn zone_preference_fails_over_and_comes_back() {
     let mut failed = std::collections::HashSet::new();
     while failed.len() < 2 {
         let c = pick(&lb);
-        finish(
-            &c,
-            &AttemptOutcome::Failed(&error),
-            Duration::from_millis(1),
-        );
         failed.insert(c.instance_id().to_string());
+        finish(c, &AttemptOutcome::Failed(&error), Duration::from_millis(1));
     }
     let counts = shares(&lb, 100);
     assert_eq!(counts.get("i3"), Some(&100), "failed over: {counts:?}");
@@ -476,7 +488,7 @@ fn hints_select_instances_and_fall_back_to_all() {
     for _ in 0..50 {
         let c = choose_with(&lb, &headers, &[]).unwrap();
         assert_ne!(&**c.instance_id(), "i2");
-        ok(&c);
+        ok(c);
     }
     headers.insert("x-sc-lb-hint", "green".parse().unwrap());
     let seen: std::collections::HashSet<String> = (0..30)
@@ -594,10 +606,10 @@ fn lifecycle_hooks_and_spring_named_counters() {
             ServiceConfig::new().supplier(StaticSupplier::empty()),
         )
         .build();
-    ok(&pick(&lb));
+    ok(pick(&lb));
     let error = connect_error();
-    finish(&pick(&lb), &AttemptOutcome::Failed(&error), Duration::ZERO);
-    finish(&pick(&lb), &AttemptOutcome::Discarded, Duration::ZERO);
+    finish(pick(&lb), &AttemptOutcome::Failed(&error), Duration::ZERO);
+    finish(pick(&lb), &AttemptOutcome::Discarded, Duration::ZERO);
     let held = pick(&lb);
     let headers = HeaderMap::new();
     assert!(lb
@@ -633,7 +645,7 @@ fn lifecycle_hooks_and_spring_named_counters() {
             CompletionStatus::Discard
         ]
     );
-    ok(&held);
+    ok(held);
 }
 
 #[test]
@@ -659,7 +671,7 @@ fn services_have_their_own_policy_and_supplier() {
     assert_eq!(&**c.instance_id(), "b1");
     assert_eq!(&**c.base_url(), "http://127.0.0.1:9");
     assert!(lb.retry_policy("billing").is_some());
-    ok(&pick(&lb));
+    ok(pick(&lb));
 }
 
 #[test]
@@ -675,7 +687,7 @@ fn active_counts_attempts_to_an_instance_that_left_the_list() {
         5,
         "i1's two attempts still count"
     );
-    for c in held.iter().chain([&more]) {
+    for c in held.into_iter().chain([more]) {
         ok(c);
     }
     assert_eq!(lb.counters(SVC).unwrap().active, 0);
@@ -696,11 +708,11 @@ impl LifecycleHook for PicksFromAHook {
             nested.push(instance.instance_id().to_owned());
             drop(nested);
             let inner = pick(lb);
-            ok(&inner);
             self.nested
                 .lock()
                 .unwrap()
                 .push(inner.instance_id().to_string());
+            ok(inner);
         }
     }
 }
@@ -724,7 +736,7 @@ fn a_pick_from_inside_a_pick_reads_the_snapshot_too() {
         .build();
     let _ = hook.lb.set(lb.clone());
     let outer = pick(&lb);
-    ok(&outer);
+    ok(outer);
     let nested = hook.nested.lock().unwrap().clone();
     assert_eq!(nested.len(), 2, "{nested:?}");
     assert_ne!(
