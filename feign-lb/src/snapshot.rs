@@ -148,7 +148,7 @@ impl Snapshot {
             .cloned()
             .collect();
 
-        let now_ejected = stats.iter().filter(|s| s.ejection_pending(now)).count();
+        let now_ejected = stats.iter().filter(|s| s.recount_ejection(now)).count();
         shared
             .ejected
             .store(now_ejected, std::sync::atomic::Ordering::Relaxed);

@@ -86,9 +86,26 @@ impl InstanceStats {
             .compare_exchange(until, 0, Ordering::Relaxed, Ordering::Relaxed)
             .is_ok()
         {
-            shared.ejected.fetch_sub(1, Ordering::Relaxed);
+            // Saturating: a rebuild recounting at the same moment may have left this one out.
+            let _ = shared
+                .ejected
+                .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| n.checked_sub(1));
         }
         false
+    }
+
+    /// Whether the instance is ejected at `now`, for a rebuild that recounts the service's
+    /// ejections: an expired deadline is cleared here, so that no later pick subtracts it from
+    /// the new count a second time.
+    pub(crate) fn recount_ejection(&self, now: u64) -> bool {
+        let until = self.ejected_until.load(Ordering::Relaxed);
+        if until != 0 && now >= until {
+            let _ =
+                self.ejected_until
+                    .compare_exchange(until, 0, Ordering::Relaxed, Ordering::Relaxed);
+            return false;
+        }
+        until != 0
     }
 
     /// Whether an ejection deadline is set at all: one load, no clock.

@@ -412,6 +412,42 @@ async fn at_most_ten_percent_are_ejected_and_panic_balances_across_all() {
     assert!(lb.counters(SVC).unwrap().panic > 0);
 }
 
+/// An ejection that ran out while the list was rebuilt is not counted twice as over: the
+/// count of ejected instances stays right, so picks do not fall into panic mode for good.
+#[tokio::test(start_paused = true)]
+async fn an_ejection_that_expires_across_a_rebuild_leaves_no_panic_behind() {
+    let (lb, supplier) = balancer(Policy::RoundRobin, (1..=10).map(instance).collect());
+    let c = loop {
+        let c = pick(&lb);
+        if &**c.instance_id() == "i1" {
+            break c;
+        }
+        ok(c);
+    };
+    let error = connect_error();
+    finish(c, &AttemptOutcome::Failed(&error), Duration::from_millis(1));
+    assert_eq!(lb.counters(SVC).unwrap().ejections, 1);
+
+    // The ejection runs out, and the list changes before any pick has looked at i1.
+    tokio::time::advance(Duration::from_secs(31)).await;
+    supplier.set(SVC, (1..=11).map(instance).collect());
+    let counts = shares(&lb, 1_100);
+    assert!(counts.contains_key("i1"), "{counts:?}");
+    assert_eq!(lb.counters(SVC).unwrap().panic, 0);
+
+    // Ejection still works afterwards.
+    let c = loop {
+        let c = pick(&lb);
+        if &**c.instance_id() == "i2" {
+            break c;
+        }
+        ok(c);
+    };
+    finish(c, &AttemptOutcome::Failed(&error), Duration::from_millis(1));
+    assert_eq!(shares(&lb, 1_100).get("i2"), None);
+    assert_eq!(lb.counters(SVC).unwrap().panic, 0);
+}
+
 #[tokio::test(start_paused = true)]
 async fn a_new_instance_ramps_up_over_the_slow_start_window() {
     let supplier = StaticSupplier::empty().with_instances(SVC, (1..=4).map(instance).collect());
