@@ -58,6 +58,17 @@ fn ok(chosen: Chosen) {
     );
 }
 
+/// Picks until instance `id` comes up, completing the other attempts at once.
+fn pick_until(lb: &LoadBalancer, id: &str) -> Chosen {
+    loop {
+        let c = pick(lb);
+        if &**c.instance_id() == id {
+            return c;
+        }
+        ok(c);
+    }
+}
+
 /// Picks `n` times, completing each attempt at once; counts by instance id.
 fn shares(lb: &LoadBalancer, n: usize) -> HashMap<String, usize> {
     let mut counts = HashMap::new();
@@ -349,13 +360,7 @@ fn connect_error() -> Error {
 async fn a_connect_failure_ejects_at_once_and_five_503s_eject_with_doubling() {
     let (lb, _s) = balancer(Policy::RoundRobin, (1..=10).map(instance).collect());
     // i1 refuses a connection: out at once.
-    let c = loop {
-        let c = pick(&lb);
-        if &**c.instance_id() == "i1" {
-            break c;
-        }
-        ok(c);
-    };
+    let c = pick_until(&lb, "i1");
     let error = connect_error();
     finish(c, &AttemptOutcome::Failed(&error), Duration::from_millis(1));
     assert_eq!(shares(&lb, 900).get("i1"), None);
@@ -417,13 +422,7 @@ async fn at_most_ten_percent_are_ejected_and_panic_balances_across_all() {
 #[tokio::test(start_paused = true)]
 async fn an_ejection_that_expires_across_a_rebuild_leaves_no_panic_behind() {
     let (lb, supplier) = balancer(Policy::RoundRobin, (1..=10).map(instance).collect());
-    let c = loop {
-        let c = pick(&lb);
-        if &**c.instance_id() == "i1" {
-            break c;
-        }
-        ok(c);
-    };
+    let c = pick_until(&lb, "i1");
     let error = connect_error();
     finish(c, &AttemptOutcome::Failed(&error), Duration::from_millis(1));
     assert_eq!(lb.counters(SVC).unwrap().ejections, 1);
@@ -436,13 +435,7 @@ async fn an_ejection_that_expires_across_a_rebuild_leaves_no_panic_behind() {
     assert_eq!(lb.counters(SVC).unwrap().panic, 0);
 
     // Ejection still works afterwards.
-    let c = loop {
-        let c = pick(&lb);
-        if &**c.instance_id() == "i2" {
-            break c;
-        }
-        ok(c);
-    };
+    let c = pick_until(&lb, "i2");
     finish(c, &AttemptOutcome::Failed(&error), Duration::from_millis(1));
     assert_eq!(shares(&lb, 1_100).get("i2"), None);
     assert_eq!(lb.counters(SVC).unwrap().panic, 0);
