@@ -1,5 +1,8 @@
 //! The clients under test: a feign client declared once, and raw reqwest doing the same call.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
 use feign_core::feign_client;
 use serde::Deserialize;
 
@@ -31,25 +34,37 @@ pub const SERVICE: &str = "order-service";
 #[derive(Debug, Clone)]
 pub struct RawClient {
     http: reqwest::Client,
-    base: String,
+    bases: Arc<[String]>,
+    next: Arc<AtomicUsize>,
 }
 
 impl RawClient {
     /// A client for `base` (`http://127.0.0.1:PORT`) with reqwest's default pool.
     pub fn new(base: impl Into<String>) -> reqwest::Result<RawClient> {
+        RawClient::rotating(vec![base.into()])
+    }
+
+    /// A client that calls `bases` in turn through one pool, as a round-robin balancer over
+    /// them would, but with no framework.
+    pub fn rotating(bases: Vec<String>) -> reqwest::Result<RawClient> {
         Ok(RawClient {
             http: reqwest::Client::builder()
                 .redirect(reqwest::redirect::Policy::none())
                 .build()?,
-            base: base.into(),
+            bases: bases.into(),
+            next: Arc::default(),
         })
     }
 
     /// `GET {base}/orders/{id}`, decoded.
     pub async fn get_order(&self, id: u64) -> Result<Order, RawError> {
+        let base = match &*self.bases {
+            [only] => only,
+            bases => &bases[self.next.fetch_add(1, Ordering::Relaxed) % bases.len()],
+        };
         let body = self
             .http
-            .get(format!("{}/orders/{id}", self.base))
+            .get(format!("{base}/orders/{id}"))
             .header("accept", "application/json")
             .send()
             .await?
