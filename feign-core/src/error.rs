@@ -83,6 +83,27 @@ impl Kind {
             Kind::BulkheadFull => "bulkhead full",
         }
     }
+
+    /// A short, fixed name for metrics and spans (`error.type`); kinds that never end an
+    /// attempt without a response share OpenTelemetry's `_OTHER`.
+    fn label(self) -> &'static str {
+        match self {
+            Kind::Timeout => "timeout",
+            Kind::Connect => "connect",
+            Kind::BodyTooLarge => "body_too_large",
+            Kind::Body => "body",
+            Kind::Transport => "transport",
+            Kind::NoInstance => "no_instance",
+            Kind::Interceptor => "interceptor",
+            Kind::Request => "request",
+            Kind::Decode => "decode",
+            Kind::Builder
+            | Kind::Status
+            | Kind::Custom
+            | Kind::CircuitOpen
+            | Kind::BulkheadFull => "_OTHER",
+        }
+    }
 }
 
 impl Error {
@@ -259,6 +280,11 @@ impl Error {
         self.inner.retry_budget_exhausted
     }
 
+    /// The error's kind as `error.type` names it in metrics and spans.
+    pub(crate) fn kind_label(&self) -> &'static str {
+        self.inner.kind.label()
+    }
+
     /// True for a non-2xx response turned into an error by the default `ErrorDecoder`.
     pub fn is_status(&self) -> bool {
         self.inner.kind == Kind::Status
@@ -407,5 +433,21 @@ impl std::error::Error for Error {
             .source
             .as_ref()
             .map(|s| &**s as &(dyn std::error::Error + 'static))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_kind_has_its_error_type_label() {
+        assert_eq!(Error::timeout("late").kind_label(), "timeout");
+        assert_eq!(
+            Error::new(Kind::BodyTooLarge, "big").kind_label(),
+            "body_too_large"
+        );
+        assert_eq!(Error::new(Kind::Body, "cut").kind_label(), "body");
+        assert_eq!(Error::new(Kind::CircuitOpen, "open").kind_label(), "_OTHER");
     }
 }

@@ -30,6 +30,18 @@ impl HttpMethod {
         }
     }
 
+    /// The method's name, as on the wire: `GET`.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            HttpMethod::Get => "GET",
+            HttpMethod::Post => "POST",
+            HttpMethod::Put => "PUT",
+            HttpMethod::Delete => "DELETE",
+            HttpMethod::Patch => "PATCH",
+            HttpMethod::Head => "HEAD",
+        }
+    }
+
     /// Whether RFC 9110 calls the method idempotent (of those declarable: GET, HEAD, PUT, DELETE).
     pub const fn is_idempotent(self) -> bool {
         !matches!(self, HttpMethod::Post | HttpMethod::Patch)

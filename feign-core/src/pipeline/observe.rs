@@ -11,7 +11,7 @@ use tracing::Span;
 use super::metrics::{Ending, MethodMetrics};
 use super::span::{self, RouteCallsite};
 use crate::cow_map::CopyOnWriteMap;
-use crate::meta::{ClientMeta, HttpMethod, MethodMeta};
+use crate::meta::{ClientMeta, MethodMeta};
 use crate::resolve::{AttemptOutcome, Chosen};
 use crate::{Error, Response};
 
@@ -123,7 +123,7 @@ pub(crate) struct CallObservation {
 impl CallObservation {
     pub(crate) fn start(client: &'static ClientMeta, meta: &'static MethodMeta) -> Self {
         let telemetry = telemetry(client, meta);
-        let method = method_name(meta.method);
+        let method = meta.method.as_str();
         let span = if span::maybe_enabled() {
             telemetry
                 .callsite
@@ -190,7 +190,7 @@ impl CallObservation {
             Err(error) => match error.status().map(|s| s.as_u16()) {
                 Some(status) => (status, None),
                 None => match self.last_status.load(Ordering::Relaxed) {
-                    0 => (0, Some(error_kind(error))),
+                    0 => (0, Some(error.kind_label())),
                     status => (status, None),
                 },
             },
@@ -216,41 +216,5 @@ impl CallObservation {
         self.telemetry
             .metrics
             .record_duration(ending, self.started.elapsed());
-    }
-}
-
-fn method_name(method: HttpMethod) -> &'static str {
-    match method {
-        HttpMethod::Get => "GET",
-        HttpMethod::Post => "POST",
-        HttpMethod::Put => "PUT",
-        HttpMethod::Delete => "DELETE",
-        HttpMethod::Patch => "PATCH",
-        HttpMethod::Head => "HEAD",
-    }
-}
-
-/// `error.type` of a call that failed without a response: a short, fixed kind.
-fn error_kind(error: &Error) -> &'static str {
-    if error.is_timeout() {
-        "timeout"
-    } else if error.is_connect() {
-        "connect"
-    } else if error.is_too_large() {
-        "body_too_large"
-    } else if error.is_body() {
-        "body"
-    } else if error.is_transport() {
-        "transport"
-    } else if error.is_no_instance() {
-        "no_instance"
-    } else if error.is_interceptor() {
-        "interceptor"
-    } else if error.is_request() {
-        "request"
-    } else if error.is_decode() {
-        "decode"
-    } else {
-        "_OTHER"
     }
 }
