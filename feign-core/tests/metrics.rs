@@ -6,11 +6,10 @@ mod support;
 
 use std::collections::BTreeMap;
 use std::sync::OnceLock;
-use std::time::Duration;
 
 use feign_core::Retryer;
 use metrics_util::debugging::{DebugValue, DebuggingRecorder, Snapshotter};
-use support::{orders_server, OrderClient};
+use support::{orders_server, quick_retryer, OrderClient};
 
 /// Held by each test: a snapshot drains every series, so tests must not read each other's.
 static EXCLUSIVE: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
@@ -93,12 +92,7 @@ async fn server_errors_and_retries_are_counted() {
     let server = orders_server().await;
     let client = OrderClient::builder()
         .url(server.url())
-        .retryer(
-            Retryer::default()
-                .jitter(false)
-                .period(Duration::from_millis(1))
-                .max_attempts(3),
-        )
+        .retryer(quick_retryer(3))
         .build()
         .unwrap();
     client.get_item("1", "2").await.unwrap_err();

@@ -5,7 +5,6 @@ mod support;
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
 use axum::http::{HeaderMap, StatusCode};
 use axum::routing::get;
@@ -13,7 +12,7 @@ use axum::Router;
 use feign_core::{
     BearerAuth, ChooseRequest, Chosen, Error, Resolver, Retryer, TraceContext, W3cTraceparent,
 };
-use support::{orders_server, OrderClient, Server};
+use support::{orders_server, quick_retryer, OrderClient, Server};
 use tracing::field::{Field, Visit};
 use tracing::span::{Attributes, Id, Record};
 use tracing::Subscriber;
@@ -146,12 +145,7 @@ async fn a_failed_call_records_its_status_as_error_type_and_its_resends() {
     let server = orders_server().await;
     let client = OrderClient::builder()
         .url(server.url())
-        .retryer(
-            Retryer::default()
-                .jitter(false)
-                .period(Duration::from_millis(1))
-                .max_attempts(3),
-        )
+        .retryer(quick_retryer(3))
         .build()
         .unwrap();
     let (recorder, _guard) = record_spans();
@@ -239,12 +233,7 @@ async fn the_last_attempt_decides_the_error_type() {
     let server = orders_server().await;
     let client = OrderClient::name_only()
         .load_balancer(OnceThenNone { url: server.url() })
-        .retryer(
-            Retryer::default()
-                .jitter(false)
-                .period(Duration::from_millis(1))
-                .max_attempts(2),
-        )
+        .retryer(quick_retryer(2))
         .build()
         .unwrap();
     let (recorder, _guard) = record_spans();

@@ -490,6 +490,15 @@ impl Drop for TempDir {
     }
 }
 
+/// A retryer allowing `attempts` attempts, 1 ms apart and without jitter, for tests that count
+/// what the retries record.
+pub fn quick_retryer(attempts: u32) -> feign_core::Retryer {
+    feign_core::Retryer::default()
+        .jitter(false)
+        .period(std::time::Duration::from_millis(1))
+        .max_attempts(attempts)
+}
+
 /// A server for `GET /api/orders/{id}` (the order, as JSON) and
 /// `GET /api/orders/{id}/items/{item}` (always 503), for tests of what a call records.
 pub async fn orders_server() -> Server {
