@@ -30,8 +30,9 @@ impl Listed {
         u32::try_from(references.saturating_sub(listings)).unwrap_or(u32::MAX)
     }
 
-    /// A reference for one attempt: it counts as in flight until dropped.
+    /// A reference for one attempt, which starts it: it counts as in flight until dropped.
     pub(crate) fn attempt(&self) -> Arc<InstanceStats> {
+        self.0.started();
         self.0.clone()
     }
 

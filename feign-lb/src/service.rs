@@ -83,18 +83,18 @@ pub(crate) struct ServiceLb {
 /// needed, and the thread's random source.
 struct PickContext<'a> {
     clock: &'a Clock,
-    value: Cell<u64>,
+    now_ns: Cell<u64>,
     rng: &'a LocalRng,
 }
 
 impl PickContext<'_> {
     fn now(&self) -> u64 {
-        let v = self.value.get();
+        let v = self.now_ns.get();
         if v != 0 {
             return v;
         }
         let v = self.clock.now();
-        self.value.set(v);
+        self.now_ns.set(v);
         v
     }
 }
@@ -276,7 +276,7 @@ impl ServiceLb {
         }
         let cx = PickContext {
             clock: &self.shared.clock,
-            value: Cell::new(0),
+            now_ns: Cell::new(0),
             rng,
         };
         match self.pick(snap, req, &cx) {
@@ -290,8 +290,7 @@ impl ServiceLb {
 
     fn start(&self, snap: &Snapshot, index: usize) -> Chosen {
         let stats = &snap.stats[index];
-        let attempt = stats.attempt();
-        stats.started();
+        let attempt: Arc<dyn InstanceHandle> = stats.attempt();
         if self.filters.same_instance {
             self.last_chosen
                 .store(pack(snap.version, index), Ordering::Relaxed);
@@ -299,8 +298,7 @@ impl ServiceLb {
         for hook in self.shared.hooks.iter() {
             hook.on_start_request(&self.shared.name, &stats.instance);
         }
-        let handle: Arc<dyn InstanceHandle> = attempt;
-        Chosen::from_handle(handle)
+        Chosen::from_handle(attempt)
     }
 
     fn tried(&self, snap: &Snapshot, index: usize, req: &ChooseRequest<'_>) -> bool {
