@@ -9,7 +9,7 @@ use std::sync::OnceLock;
 
 use feign_core::Retryer;
 use metrics_util::debugging::{DebugValue, DebuggingRecorder, Snapshotter};
-use support::{orders_server, quick_retryer, OrderClient};
+use support::{closed_port_url, orders_server, quick_retryer, OrderClient};
 
 /// Held by each test: a snapshot drains every series, so tests must not read each other's.
 static EXCLUSIVE: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
@@ -121,11 +121,8 @@ async fn server_errors_and_retries_are_counted() {
 async fn a_failure_without_response_is_unknown_with_its_error_type() {
     let _exclusive = EXCLUSIVE.lock().await;
     snapshotter();
-    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let url = format!("http://{}", closed.local_addr().unwrap());
-    drop(closed);
     let client = OrderClient::builder()
-        .url(url)
+        .url(closed_port_url().await)
         .retryer(Retryer::never())
         .build()
         .unwrap();

@@ -12,7 +12,7 @@ use axum::Router;
 use feign_core::{
     BearerAuth, ChooseRequest, Chosen, Error, Resolver, Retryer, TraceContext, W3cTraceparent,
 };
-use support::{orders_server, quick_retryer, OrderClient, Server};
+use support::{closed_port_url, orders_server, quick_retryer, OrderClient, Server};
 use tracing::field::{Field, Visit};
 use tracing::span::{Attributes, Id, Record};
 use tracing::Subscriber;
@@ -168,11 +168,8 @@ async fn a_failed_call_records_its_status_as_error_type_and_its_resends() {
 
 #[tokio::test]
 async fn a_connect_failure_records_its_kind_as_error_type() {
-    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let url = format!("http://{}", closed.local_addr().unwrap());
-    drop(closed);
     let client = OrderClient::builder()
-        .url(url)
+        .url(closed_port_url().await)
         .retryer(Retryer::never())
         .build()
         .unwrap();
