@@ -16,32 +16,33 @@ use crate::resolve::{AttemptOutcome, Chosen};
 use crate::{Error, Response};
 
 /// Reports how an attempt ended to its chosen instance's observer, exactly once: through
-/// [`AttemptGuard::finish`], or as `Discarded` when dropped unfinished.
+/// [`AttemptGuard::finish`], or as `Discarded` when dropped unfinished. The clock is read only
+/// when there is an instance to report to.
 pub(crate) struct AttemptGuard {
-    chosen: Option<Chosen>,
-    started: Instant,
+    chosen: Option<(Chosen, Instant)>,
 }
 
 impl AttemptGuard {
     pub(crate) fn new(chosen: Option<Chosen>) -> Self {
         AttemptGuard {
-            chosen,
-            started: Instant::now(),
+            chosen: chosen.map(|chosen| (chosen, Instant::now())),
         }
     }
 
     pub(crate) fn finish(mut self, outcome: &AttemptOutcome<'_>) {
-        if let Some(chosen) = self.chosen.take() {
-            chosen.complete(outcome, self.started.elapsed());
+        self.report(outcome);
+    }
+
+    fn report(&mut self, outcome: &AttemptOutcome<'_>) {
+        if let Some((chosen, started)) = self.chosen.take() {
+            chosen.complete(outcome, started.elapsed());
         }
     }
 }
 
 impl Drop for AttemptGuard {
     fn drop(&mut self) {
-        if let Some(chosen) = self.chosen.take() {
-            chosen.complete(&AttemptOutcome::Discarded, self.started.elapsed());
-        }
+        self.report(&AttemptOutcome::Discarded);
     }
 }
 
