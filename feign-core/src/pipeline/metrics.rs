@@ -5,11 +5,12 @@
 //! Labels come from the method's static metadata and the response status only: never from
 //! argument values, so the number of series is bounded by the templated routes.
 
-use std::sync::{OnceLock, RwLock};
+use std::sync::OnceLock;
 use std::time::Duration;
 
 use metrics::{Counter, Histogram, Label, Unit};
 
+use crate::cow_map::CopyOnWriteMap;
 use crate::meta::{ClientMeta, MethodMeta};
 
 /// Duration of client calls in seconds, OpenTelemetry's name.
@@ -18,7 +19,7 @@ pub(crate) const REQUEST_DURATION: &str = "http.client.request.duration";
 pub(crate) const RETRIES: &str = "feign.client.retries";
 
 /// How a call ended, as a metric sees it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub(super) struct Ending {
     /// The HTTP method sent, `_OTHER` for one outside RFC 9110's list.
     pub(super) method: &'static str,
@@ -33,7 +34,8 @@ pub(super) struct MethodMetrics {
     client: &'static ClientMeta,
     meta: &'static MethodMeta,
     template: &'static str,
-    durations: RwLock<Vec<(Ending, Histogram)>>,
+    /// One histogram per way a call ended, read without a lock on every call.
+    durations: CopyOnWriteMap<Ending, Histogram>,
     retries: OnceLock<Counter>,
 }
 
@@ -47,28 +49,21 @@ impl MethodMetrics {
             client,
             meta,
             template,
-            durations: RwLock::new(Vec::new()),
+            durations: CopyOnWriteMap::new(),
             retries: OnceLock::new(),
         }
     }
 
     /// Records the duration of a whole call (retries and their delays included).
     pub(super) fn record_duration(&self, ending: Ending, elapsed: Duration) {
-        {
-            let durations = self.durations.read().unwrap_or_else(|e| e.into_inner());
-            if let Some((_, histogram)) = durations.iter().find(|(e, _)| *e == ending) {
-                histogram.record(elapsed.as_secs_f64());
-                return;
-            }
-        }
-        self.register_duration(ending).record(elapsed.as_secs_f64());
+        self.durations.with(
+            ending,
+            || self.register_duration(ending),
+            |histogram| histogram.record(elapsed.as_secs_f64()),
+        );
     }
 
     fn register_duration(&self, ending: Ending) -> Histogram {
-        let mut durations = self.durations.write().unwrap_or_else(|e| e.into_inner());
-        if let Some((_, histogram)) = durations.iter().find(|(e, _)| *e == ending) {
-            return histogram.clone();
-        }
         let mut labels = self.static_labels();
         labels.push(Label::from_static_parts(
             "http.request.method",
@@ -94,9 +89,7 @@ impl MethodMetrics {
             Unit::Seconds,
             "Duration of client calls, retries included"
         );
-        let histogram = metrics::histogram!(REQUEST_DURATION, labels);
-        durations.push((ending, histogram.clone()));
-        histogram
+        metrics::histogram!(REQUEST_DURATION, labels)
     }
 
     /// Counts one retry of a call.
