@@ -254,6 +254,7 @@ pub use resilience::{
     StateTransition,
 };
 pub use resolve::{AttemptOutcome, CallObserver, ChooseRequest, Chosen, InstanceHandle, Resolver};
+pub use redact::{split_userinfo, url as redact_url, Credentials};
 pub use response::Response;
 pub use retry::{retry_fn, FnRetryPolicy, RetryContext, RetryDecision, RetryPolicy, Retryer};
 

@@ -4,7 +4,11 @@
 //! marked sensitive (`HeaderValue::set_sensitive`, which interceptors use), print as `***`.
 //! URLs lose the password of their userinfo and the values of query parameters whose names look
 //! like credentials.
+//!
+//! URL userinfo is found by one rule, [`split_userinfo`]'s, whether it is taken out to become
+//! credentials or masked for display.
 
+use std::borrow::Cow;
 use std::fmt;
 
 use http::header::{HeaderName, AUTHORIZATION, COOKIE, PROXY_AUTHORIZATION, SET_COOKIE};
@@ -12,9 +16,119 @@ use http::{HeaderMap, HeaderValue};
 
 const MASK: &str = "***";
 
-/// Formats `url` with its userinfo password and sensitive query values replaced by `***`.
-pub(crate) fn url(url: &str) -> impl fmt::Display + fmt::Debug + '_ {
+/// Formats `url` as it may be shown in logs and error messages: the password of its userinfo
+/// and the values of query parameters named like credentials (`token`, `api_key`, `sig`, ...)
+/// replaced by `***`.
+///
+/// ```
+/// assert_eq!(
+///     feign_core::redact_url("http://user:pw@eureka:8761/eureka?token=t&x=1").to_string(),
+///     "http://user:***@eureka:8761/eureka?token=***&x=1"
+/// );
+/// ```
+pub fn url(url: &str) -> impl fmt::Display + fmt::Debug + '_ {
     RedactedUrl(url)
+}
+
+/// The user name and password a URL's userinfo held (`http://user:password@host/`),
+/// percent-decoded. `Debug` does not show the password.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Credentials {
+    username: String,
+    password: String,
+}
+
+impl Credentials {
+    /// Credentials from a user name and a password (empty when the URL had none).
+    pub fn new(username: impl Into<String>, password: impl Into<String>) -> Self {
+        Credentials {
+            username: username.into(),
+            password: password.into(),
+        }
+    }
+
+    /// The user name, percent-decoded.
+    pub fn username(&self) -> &str {
+        &self.username
+    }
+
+    /// The password, percent-decoded; empty when the userinfo had none.
+    pub fn password(&self) -> &str {
+        &self.password
+    }
+
+    /// The `Authorization: Basic ...` value these credentials stand for, marked sensitive;
+    /// `None` only when the name or password cannot be sent in a header.
+    pub fn basic_authorization(&self) -> Option<HeaderValue> {
+        let value = crate::interceptor::basic_value(&self.username, &self.password);
+        HeaderValue::try_from(value).ok().map(|mut v| {
+            v.set_sensitive(true);
+            v
+        })
+    }
+}
+
+impl fmt::Debug for Credentials {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Credentials")
+            .field("username", &self.username)
+            .field("password", &MASK)
+            .finish()
+    }
+}
+
+/// Takes `user:password@` out of `url`: the URL without it, and the credentials it held.
+///
+/// The userinfo is what precedes the last `@` of the authority, which runs from `://` (or the
+/// start) to the first `/`, `?` or `#`. A URL without userinfo comes back borrowed.
+///
+/// ```
+/// let (url, credentials) = feign_core::split_userinfo("http://app:p%40ss@127.0.0.1:8761/eureka/");
+/// assert_eq!(url, "http://127.0.0.1:8761/eureka/");
+/// let credentials = credentials.unwrap();
+/// assert_eq!((credentials.username(), credentials.password()), ("app", "p@ss"));
+/// ```
+pub fn split_userinfo(url: &str) -> (Cow<'_, str>, Option<Credentials>) {
+    let Some(userinfo) = Userinfo::find(url) else {
+        return (url.into(), None);
+    };
+    let (user, password) = userinfo.parts(url);
+    let decode = |s: &str| {
+        percent_encoding::percent_decode_str(s)
+            .decode_utf8_lossy()
+            .into_owned()
+    };
+    let credentials = Credentials::new(decode(user), decode(password.unwrap_or("")));
+    let stripped = format!("{}{}", &url[..userinfo.start], &url[userinfo.at + 1..]);
+    (stripped.into(), Some(credentials))
+}
+
+/// Where a URL's userinfo is: `url[start..at]`, followed by the `@` at `at`.
+#[derive(Debug, Clone, Copy)]
+struct Userinfo {
+    start: usize,
+    at: usize,
+}
+
+impl Userinfo {
+    fn find(url: &str) -> Option<Userinfo> {
+        let start = url.find("://").map_or(0, |i| i + 3);
+        let rest = &url[start..];
+        let authority = &rest[..rest.find(['/', '?', '#']).unwrap_or(rest.len())];
+        authority.rfind('@').map(|at| Userinfo {
+            start,
+            at: start + at,
+        })
+    }
+
+    /// The user name and, when there is a `:`, the password, both as written.
+    fn parts(self, url: &str) -> (&str, Option<&str>) {
+        let userinfo = &url[self.start..self.at];
+        match userinfo.split_once(':') {
+            Some((user, password)) => (user, Some(password)),
+            None => (userinfo, None),
+        }
+    }
 }
 
 /// Formats a header map with sensitive values replaced by `***`.
@@ -125,24 +239,15 @@ impl fmt::Display for RedactedUrl<'_> {
 }
 
 fn write_without_password(f: &mut fmt::Formatter<'_>, url: &str) -> fmt::Result {
-    let authority_start = url.find("://").map_or(0, |i| i + 3);
-    let rest = &url[authority_start..];
-    let authority_end = rest.find('/').unwrap_or(rest.len());
-    let authority = &rest[..authority_end];
-    match authority.rfind('@') {
-        Some(at) => {
-            let userinfo = &authority[..at];
-            let user = userinfo.split_once(':').map_or(userinfo, |(user, _)| user);
-            f.write_str(&url[..authority_start])?;
-            if userinfo.contains(':') {
-                write!(f, "{user}:{MASK}")?;
-            } else {
-                f.write_str(user)?;
-            }
-            f.write_str(&rest[at..])
-        }
-        None => f.write_str(url),
+    let Some(userinfo) = Userinfo::find(url) else {
+        return f.write_str(url);
+    };
+    f.write_str(&url[..userinfo.start])?;
+    match userinfo.parts(url) {
+        (user, Some(_)) => write!(f, "{user}:{MASK}")?,
+        (user, None) => f.write_str(user)?,
     }
+    f.write_str(&url[userinfo.at..])
 }
 
 #[cfg(test)]
@@ -161,6 +266,29 @@ mod tests {
         );
         assert_eq!(url("http://h/a@b").to_string(), "http://h/a@b");
         assert_eq!(url("/relative?token=t").to_string(), "/relative?token=***");
+        assert_eq!(
+            url("http://u:p@ss@h/x?a=1").to_string(),
+            "http://u:***@h/x?a=1"
+        );
+        assert_eq!(url("http://user@h/").to_string(), "http://user@h/");
+    }
+
+    #[test]
+    fn splits_userinfo_into_credentials() {
+        let (rest, credentials) = split_userinfo("https://u%3Ax:p@ss@h:1/p?q=a@b");
+        assert_eq!(rest, "https://h:1/p?q=a@b");
+        let credentials = credentials.unwrap();
+        assert_eq!(credentials.username(), "u:x");
+        assert_eq!(credentials.password(), "p@ss");
+        assert!(!format!("{credentials:?}").contains("p@ss"));
+        let header = credentials.basic_authorization().unwrap();
+        assert!(header.is_sensitive());
+
+        let (rest, credentials) = split_userinfo("http://h/a@b");
+        assert!(matches!(rest, Cow::Borrowed("http://h/a@b")));
+        assert!(credentials.is_none());
+        let (_, credentials) = split_userinfo("http://user@h/");
+        assert_eq!(credentials, Some(Credentials::new("user", "")));
     }
 
     #[test]

@@ -316,24 +316,6 @@ fn join(base: &str, path_and_query: &str) -> String {
 
 /// Removes `user:password@` from a URL, turning it into a sensitive Basic `Authorization`.
 pub(crate) fn split_userinfo(url: &str) -> (std::borrow::Cow<'_, str>, Option<HeaderValue>) {
-    let authority_start = url.find("://").map_or(0, |i| i + 3);
-    let rest = &url[authority_start..];
-    let authority = &rest[..rest.find(['/', '?', '#']).unwrap_or(rest.len())];
-    let Some(at) = authority.rfind('@') else {
-        return (url.into(), None);
-    };
-    let userinfo = &authority[..at];
-    let (user, password) = userinfo.split_once(':').unwrap_or((userinfo, ""));
-    let decode = |s: &str| {
-        percent_encoding::percent_decode_str(s)
-            .decode_utf8_lossy()
-            .into_owned()
-    };
-    let value = crate::interceptor::basic_value(&decode(user), &decode(password));
-    let header = HeaderValue::try_from(value).ok().map(|mut v| {
-        v.set_sensitive(true);
-        v
-    });
-    let stripped = format!("{}{}", &url[..authority_start], &rest[at + 1..]);
-    (stripped.into(), header)
+    let (url, credentials) = crate::split_userinfo(url);
+    (url, credentials.and_then(|c| c.basic_authorization()))
 }

@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-use percent_encoding::percent_decode_str;
+use feign_core::{redact_url, split_userinfo, Credentials};
 use rand::seq::SliceRandom;
 use rand::Rng;
 
@@ -19,7 +19,7 @@ pub(crate) struct Endpoint {
     /// The zone this URL was configured for (`defaultZone` by default).
     pub(crate) zone: String,
     /// Basic-auth credentials from the URL's user info.
-    pub(crate) credentials: Option<(String, String)>,
+    pub(crate) credentials: Option<Credentials>,
 }
 
 impl Endpoint {
@@ -30,16 +30,9 @@ impl Endpoint {
             url: url.to_owned(),
             reason: reason.to_owned(),
         };
-        let mut url = url::Url::parse(raw).map_err(|e| invalid(&redact(raw), &e.to_string()))?;
-        let credentials = if !url.username().is_empty() || url.password().is_some() {
-            let decode = |s: &str| percent_decode_str(s).decode_utf8_lossy().into_owned();
-            Some((decode(url.username()), decode(url.password().unwrap_or(""))))
-        } else {
-            None
-        };
-        // Clearing user info cannot fail for http(s) URLs, which are the only ones accepted.
-        let _ = url.set_username("");
-        let _ = url.set_password(None);
+        let (without_userinfo, credentials) = split_userinfo(raw);
+        let url = url::Url::parse(&without_userinfo)
+            .map_err(|e| invalid(&redact_url(raw).to_string(), &e.to_string()))?;
         if !matches!(url.scheme(), "http" | "https") {
             return Err(invalid(url.as_str(), "only http and https are supported"));
         }
@@ -80,16 +73,6 @@ impl fmt::Debug for Endpoint {
     }
 }
 
-/// `raw` with anything between `://` and `@` replaced, for messages about unparseable URLs.
-pub(crate) fn redact(raw: &str) -> String {
-    match (raw.find("://"), raw.rfind('@')) {
-        (Some(scheme_end), Some(at)) if at > scheme_end => {
-            format!("{}://<redacted>@{}", &raw[..scheme_end], &raw[at + 1..])
-        }
-        _ => raw.to_owned(),
-    }
-}
-
 /// The order to try servers in: those of `my_zone` first, then the others, each group
 /// shuffled (Eureka's `ZoneAffinityClusterResolver`).
 pub(crate) fn ordered(endpoints: &[Endpoint], my_zone: &str, rng: &mut impl Rng) -> Vec<Endpoint> {
@@ -111,7 +94,7 @@ mod tests {
     fn credentials_are_taken_out_of_the_url() {
         let e = Endpoint::parse("http://user:p%40ss@127.0.0.1:8761/eureka", "defaultZone").unwrap();
         assert_eq!(e.base, "http://127.0.0.1:8761/eureka/");
-        assert_eq!(e.credentials, Some(("user".into(), "p@ss".into())));
+        assert_eq!(e.credentials, Some(Credentials::new("user", "p@ss")));
         assert!(!format!("{e:?}{e}").contains("p@ss"));
     }
 
@@ -124,7 +107,10 @@ mod tests {
         assert!(!err.contains("secret"), "{err}");
         let err = Endpoint::parse("not a url", "z").unwrap_err().to_string();
         assert!(err.contains("invalid eureka service url"), "{err}");
-        assert!(!redact("http://u:secret@h/").contains("secret"));
+        let err = Endpoint::parse("http://u:secret@h:99999/", "z")
+            .unwrap_err()
+            .to_string();
+        assert!(!err.contains("secret"), "{err}");
     }
 
     #[test]

@@ -218,8 +218,8 @@ impl Transport {
         if let Some(body) = body {
             request = request.header(CONTENT_TYPE, "application/json").body(body);
         }
-        if let Some((user, password)) = &endpoint.credentials {
-            request = request.basic_auth(user, Some(password));
+        if let Some(credentials) = &endpoint.credentials {
+            request = request.basic_auth(credentials.username(), Some(credentials.password()));
         }
         if let Some(timeout) = timeout {
             request = request.timeout(timeout);

@@ -133,7 +133,7 @@ impl InstanceSupplier for StaticSupplier {
 /// Reads `http(s)://host:port[/]` into an instance.
 fn parse(service: &str, url: &str) -> Result<ServiceInstance, InvalidUrl> {
     let invalid = |reason| InvalidUrl {
-        url: redact(url),
+        url: shown(url),
         reason,
     };
     let trimmed = url.trim();
@@ -165,12 +165,13 @@ fn parse(service: &str, url: &str) -> Result<ServiceInstance, InvalidUrl> {
     Ok(ServiceInstance::new(service, host, port).with_secure(secure))
 }
 
-/// Never echo credentials: keep only what precedes any `@`.
-fn redact(url: &str) -> String {
-    match url.split_once('@') {
-        Some((before, _)) => format!("{}@…", before.split(':').next().unwrap_or("")),
-        None => url.chars().take(200).collect(),
-    }
+/// `url` as an error may show it: without secrets, at most 200 characters.
+fn shown(url: &str) -> String {
+    feign_core::redact_url(url)
+        .to_string()
+        .chars()
+        .take(200)
+        .collect()
 }
 
 #[cfg(test)]
