@@ -129,5 +129,5 @@ pub use lifecycle::{Completion, CompletionStatus, Counters, LifecycleHook};
 pub use retry::{Backoff, LbRetryPolicy, RetryConfig};
 pub use supplier::{InstanceSupplier, Instances};
 pub use suppliers::{
-    CachingSupplier, HealthCheckOptions, HealthCheckSupplier, InvalidUrl, StaticSupplier,
+    CachingSupplier, HealthCheckOptions, HealthCheckSupplier, InvalidUrl, StaticSupplier, Versioned,
 };

@@ -1,10 +1,9 @@
 //! State shared by the client handle, its background tasks and its suppliers.
 
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
-use arc_swap::ArcSwap;
-use tokio::sync::watch;
+use feign_lb::Versioned;
+use futures_util::future::BoxFuture;
 use tokio::time::Instant;
 
 use super::registry::Snapshot;
@@ -15,9 +14,7 @@ pub(crate) const STALENESS: &str = "eureka.client.registry.staleness";
 
 /// The published registry snapshot, its version, and when it was last refreshed.
 pub(crate) struct Shared {
-    snapshot: ArcSwap<Snapshot>,
-    version: AtomicU64,
-    version_tx: watch::Sender<u64>,
+    snapshot: Versioned<Snapshot>,
     last_fetch: Mutex<Option<Instant>>,
     /// [`STALENESS`], set after every fetch attempt and every read of the staleness.
     staleness: metrics::Gauge,
@@ -26,11 +23,8 @@ pub(crate) struct Shared {
 
 impl Shared {
     pub(crate) fn new(policy: RoutingPolicy) -> Arc<Shared> {
-        let (version_tx, _) = watch::channel(0);
         Arc::new(Shared {
-            snapshot: ArcSwap::from_pointee(Snapshot::default()),
-            version: AtomicU64::new(0),
-            version_tx,
+            snapshot: Versioned::default(),
             last_fetch: Mutex::new(None),
             staleness: {
                 metrics::describe_gauge!(
@@ -46,14 +40,12 @@ impl Shared {
 
     /// The current snapshot (one atomic load and a reference count).
     pub(crate) fn snapshot(&self) -> Arc<Snapshot> {
-        self.snapshot.load_full()
+        self.snapshot.get()
     }
 
     /// Swaps in a new snapshot, bumps the version and wakes everyone waiting for a change.
     pub(crate) fn publish(&self, snapshot: Snapshot) {
-        self.snapshot.store(Arc::new(snapshot));
-        let version = self.version.fetch_add(1, Ordering::AcqRel) + 1;
-        self.version_tx.send_replace(version);
+        self.snapshot.publish(snapshot);
     }
 
     /// Records a successful fetch (whether or not anything changed).
@@ -75,11 +67,13 @@ impl Shared {
         staleness
     }
 
+    /// The version of the published snapshot; grows at every [`Shared::publish`].
     pub(crate) fn version(&self) -> u64 {
-        self.version.load(Ordering::Acquire)
+        self.snapshot.version()
     }
 
-    pub(crate) fn subscribe(&self) -> watch::Receiver<u64> {
-        self.version_tx.subscribe()
+    /// Resolves once the version is past `seen`.
+    pub(crate) fn changed(&self, seen: u64) -> BoxFuture<'static, ()> {
+        self.snapshot.changed(seen)
     }
 }

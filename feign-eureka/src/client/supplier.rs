@@ -44,11 +44,6 @@ impl InstanceSupplier for EurekaSupplier {
     }
 
     fn changed(&self, seen: u64) -> BoxFuture<'static, ()> {
-        let mut rx = self.shared.subscribe();
-        Box::pin(async move {
-            if rx.wait_for(|v| *v > seen).await.is_err() {
-                std::future::pending::<()>().await;
-            }
-        })
+        self.shared.changed(seen)
     }
 }

@@ -4,7 +4,6 @@
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 
-use arc_swap::ArcSwap;
 use futures_util::future::BoxFuture;
 use tokio::time::Instant;
 
@@ -24,8 +23,7 @@ pub struct CachingSupplier {
 struct Inner {
     source: Arc<dyn InstanceSupplier>,
     ttl: Duration,
-    entries: ArcSwap<Vec<Entry>>,
-    version: Versioned,
+    entries: Versioned<Vec<Entry>>,
 }
 
 #[derive(Clone)]
@@ -54,8 +52,7 @@ impl CachingSupplier {
         let inner = Arc::new(Inner {
             source,
             ttl: ttl.max(Duration::from_millis(1)),
-            entries: ArcSwap::from_pointee(Vec::new()),
-            version: Versioned::default(),
+            entries: Versioned::default(),
         });
         if let Ok(runtime) = tokio::runtime::Handle::try_current() {
             runtime.spawn(refresh_loop(Arc::downgrade(&inner)));
@@ -74,10 +71,7 @@ async fn refresh_loop(weak: Weak<Inner>) {
         let Some(inner) = weak.upgrade() else { return };
         let services: Vec<Box<str>> = inner
             .entries
-            .load()
-            .iter()
-            .map(|e| e.service.clone())
-            .collect();
+            .read(|entries| entries.iter().map(|e| e.service.clone()).collect());
         for service in services {
             inner.fetch(&service);
         }
@@ -88,12 +82,7 @@ impl Inner {
     /// Fetches `service` from the source; returns the list now cached.
     fn fetch(&self, service: &str) -> Option<Instances> {
         let fresh = self.source.instances(service).filter(|l| !l.is_empty());
-        let previous = self
-            .entries
-            .load()
-            .iter()
-            .find(|e| e.service.eq_ignore_ascii_case(service))
-            .cloned();
+        let previous = self.entries.read(|entries| find(entries, service));
         let Some(list) = fresh else {
             if previous.is_some() {
                 tracing::warn!(
@@ -109,7 +98,7 @@ impl Inner {
             list: list.clone(),
             fetched: Instant::now(),
         };
-        self.entries.rcu(|entries| {
+        let replace = |entries: &Vec<Entry>| {
             let mut next: Vec<Entry> = entries
                 .iter()
                 .filter(|e| !e.service.eq_ignore_ascii_case(service))
@@ -117,23 +106,27 @@ impl Inner {
                 .collect();
             next.push(entry.clone());
             next
-        });
+        };
         if changed {
-            self.version.bump();
+            self.entries.update(replace);
+        } else {
+            self.entries.update_quietly(replace);
         }
         Some(list)
     }
 }
 
+/// The cached entry of `service`, if any.
+fn find(entries: &[Entry], service: &str) -> Option<Entry> {
+    entries
+        .iter()
+        .find(|e| e.service.eq_ignore_ascii_case(service))
+        .cloned()
+}
+
 impl InstanceSupplier for CachingSupplier {
     fn instances(&self, service_id: &str) -> Option<Instances> {
-        let cached = self
-            .inner
-            .entries
-            .load()
-            .iter()
-            .find(|e| e.service.eq_ignore_ascii_case(service_id))
-            .cloned();
+        let cached = self.inner.entries.read(|entries| find(entries, service_id));
         match cached {
             Some(e) if e.fetched.elapsed() < self.inner.ttl => Some(e.list),
             _ => self.inner.fetch(service_id),
@@ -141,11 +134,11 @@ impl InstanceSupplier for CachingSupplier {
     }
 
     fn version(&self) -> u64 {
-        self.inner.version.get()
+        self.inner.entries.version()
     }
 
     fn changed(&self, seen: u64) -> BoxFuture<'static, ()> {
-        self.inner.version.changed(seen)
+        self.inner.entries.changed(seen)
     }
 }
 

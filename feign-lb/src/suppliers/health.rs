@@ -32,8 +32,7 @@ struct Inner {
     timeout: Duration,
     panic_threshold: f64,
     services: ArcSwap<Vec<Box<str>>>,
-    unhealthy: ArcSwap<HashSet<Box<str>>>,
-    version: Versioned,
+    unhealthy: Versioned<HashSet<Box<str>>>,
     wake: Arc<tokio::sync::Notify>,
 }
 
@@ -133,8 +132,7 @@ impl HealthCheckSupplier {
             timeout: options.timeout,
             panic_threshold: options.panic_threshold,
             services: ArcSwap::from_pointee(Vec::new()),
-            unhealthy: ArcSwap::from_pointee(HashSet::new()),
-            version: Versioned::default(),
+            unhealthy: Versioned::default(),
             wake: Arc::new(tokio::sync::Notify::new()),
         });
         if let Ok(runtime) = tokio::runtime::Handle::try_current() {
@@ -191,9 +189,8 @@ impl Inner {
                 }
             }
         }
-        if **self.unhealthy.load() != unhealthy {
-            self.unhealthy.store(Arc::new(unhealthy));
-            self.version.bump();
+        if self.unhealthy.read(|known| *known != unhealthy) {
+            self.unhealthy.publish(unhealthy);
         }
     }
 
@@ -234,34 +231,36 @@ impl InstanceSupplier for HealthCheckSupplier {
             self.inner.wake.notify_one(); // check the new service now
         }
         let list = self.inner.source.instances(service_id)?;
-        let unhealthy = self.inner.unhealthy.load();
-        if unhealthy.is_empty() {
-            return Some(list);
-        }
-        let healthy: Vec<ServiceInstance> = list
-            .iter()
-            .filter(|i| !unhealthy.contains(&key(i)))
-            .cloned()
-            .collect();
-        let down = list.len() - healthy.len();
-        if healthy.is_empty() || (down as f64) >= list.len() as f64 * self.inner.panic_threshold {
-            return Some(list);
-        }
-        Some(healthy.into())
+        self.inner.unhealthy.read(|unhealthy| {
+            if unhealthy.is_empty() {
+                return Some(list);
+            }
+            let healthy: Vec<ServiceInstance> = list
+                .iter()
+                .filter(|i| !unhealthy.contains(&key(i)))
+                .cloned()
+                .collect();
+            let down = list.len() - healthy.len();
+            if healthy.is_empty() || (down as f64) >= list.len() as f64 * self.inner.panic_threshold
+            {
+                return Some(list);
+            }
+            Some(healthy.into())
+        })
     }
 
     fn version(&self) -> u64 {
         self.inner
             .source
             .version()
-            .wrapping_add(self.inner.version.get())
+            .wrapping_add(self.inner.unhealthy.version())
     }
 
     fn changed(&self, seen: u64) -> BoxFuture<'static, ()> {
-        let own = self.inner.version.get();
+        let own = self.inner.unhealthy.version();
         let source_seen = seen.wrapping_sub(own);
         let a = self.inner.source.changed(source_seen);
-        let b = self.inner.version.changed(own);
+        let b = self.inner.unhealthy.changed(own);
         Box::pin(async move {
             futures_util::future::select(a, b).await;
         })

@@ -9,3 +9,4 @@ mod versioned;
 pub use caching::CachingSupplier;
 pub use health::{HealthCheckOptions, HealthCheckSupplier};
 pub use static_list::{InvalidUrl, StaticSupplier};
+pub use versioned::Versioned;

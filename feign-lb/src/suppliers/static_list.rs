@@ -2,7 +2,6 @@
 
 use std::sync::Arc;
 
-use arc_swap::ArcSwap;
 use futures_util::future::BoxFuture;
 
 use super::versioned::Versioned;
@@ -27,8 +26,7 @@ pub struct StaticSupplier {
 
 #[derive(Debug, Default)]
 struct Inner {
-    lists: ArcSwap<Vec<(Box<str>, Instances)>>,
-    version: Versioned,
+    lists: Versioned<Vec<(Box<str>, Instances)>>,
 }
 
 impl StaticSupplier {
@@ -86,7 +84,7 @@ impl StaticSupplier {
     /// Replaces a service's list; balancers see the new one on their next pick.
     pub fn set(&self, service: &str, instances: Vec<ServiceInstance>) {
         let list: Instances = instances.into();
-        self.inner.lists.rcu(|lists| {
+        self.inner.lists.update(|lists| {
             let mut next: Vec<(Box<str>, Instances)> = lists
                 .iter()
                 .filter(|(name, _)| !name.eq_ignore_ascii_case(service))
@@ -95,38 +93,36 @@ impl StaticSupplier {
             next.push((service.into(), list.clone()));
             next
         });
-        self.inner.version.bump();
     }
 
     /// Removes a service; balancers then report it as unknown.
     pub fn remove(&self, service: &str) {
-        self.inner.lists.rcu(|lists| {
+        self.inner.lists.update(|lists| {
             lists
                 .iter()
                 .filter(|(name, _)| !name.eq_ignore_ascii_case(service))
                 .cloned()
                 .collect::<Vec<_>>()
         });
-        self.inner.version.bump();
     }
 }
 
 impl InstanceSupplier for StaticSupplier {
     fn instances(&self, service_id: &str) -> Option<Instances> {
-        self.inner
-            .lists
-            .load()
-            .iter()
-            .find(|(name, _)| name.eq_ignore_ascii_case(service_id))
-            .map(|(_, list)| list.clone())
+        self.inner.lists.read(|lists| {
+            lists
+                .iter()
+                .find(|(name, _)| name.eq_ignore_ascii_case(service_id))
+                .map(|(_, list)| list.clone())
+        })
     }
 
     fn version(&self) -> u64 {
-        self.inner.version.get()
+        self.inner.lists.version()
     }
 
     fn changed(&self, seen: u64) -> BoxFuture<'static, ()> {
-        self.inner.version.changed(seen)
+        self.inner.lists.changed(seen)
     }
 }
 
