@@ -234,7 +234,8 @@ pub use builder::{
     Builder, DEFAULT_MAX_HEADER_BYTES, DEFAULT_MAX_REQUEST_TARGET_BYTES, DEFAULT_MAX_RESPONSE_BYTES,
 };
 pub use client::{
-    client_fn, Client, FnClient, ReqwestClient, ResponseBody, SendOptions, TowerClient,
+    client_fn, reqwest_builder, Client, FnClient, ReqwestClient, ResponseBody, SendOptions,
+    TowerClient,
 };
 pub use codec::{
     decoder_fn, encoder_fn, error_decoder_fn, parse_retry_after, DecodeTarget, Decoder,
@@ -248,13 +249,13 @@ pub use interceptor::{
     TraceContext, TraceContextProvider, W3cTraceparent, TRACEPARENT, TRACESTATE,
 };
 pub use options::{LogLevel, Options};
+pub use redact::{split_userinfo, url as redact_url, Credentials};
 pub use resilience::{
     classifier_fn, BreakerScope, BulkheadConfig, CircuitBreakerConfig, CircuitState,
     Classification, ClassifierFn, DefaultClassifier, FailureClassifier, FallbackFactory,
     StateTransition,
 };
 pub use resolve::{AttemptOutcome, CallObserver, ChooseRequest, Chosen, InstanceHandle, Resolver};
-pub use redact::{split_userinfo, url as redact_url, Credentials};
 pub use response::Response;
 pub use retry::{retry_fn, FnRetryPolicy, RetryContext, RetryDecision, RetryPolicy, Retryer};
 

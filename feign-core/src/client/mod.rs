@@ -11,7 +11,7 @@ use bytes::Bytes;
 use crate::error::BoxError;
 use crate::Error;
 
-pub use reqwest_client::ReqwestClient;
+pub use reqwest_client::{reqwest_builder, ReqwestClient};
 pub use tower_client::TowerClient;
 
 /// A streaming response body as a [`Client`] returns it; the pipeline reads it within the

@@ -64,9 +64,46 @@ impl Default for ReqwestClient {
     }
 }
 
+/// A `reqwest::ClientBuilder` with the defaults every HTTP client of feign-rs starts from:
+/// rustls, redirects not followed, gzip responses decoded, idle connections kept 90 s, and the
+/// given timeouts (`None`: no read or total timeout).
+///
+/// Add what a client needs on top (a user agent, `no_proxy`, a redirect policy) and build it;
+/// [`ReqwestClient::from_reqwest`] takes the result.
+///
+/// ```
+/// use std::time::Duration;
+///
+/// let client = feign_core::reqwest_builder(Duration::from_secs(2), None, Some(Duration::from_secs(10)))
+///     .user_agent("my-service")
+///     .build()?;
+/// let transport = feign_core::ReqwestClient::from_reqwest(client);
+/// # Ok::<(), reqwest::Error>(())
+/// ```
+pub fn reqwest_builder(
+    connect_timeout: Duration,
+    read_timeout: Option<Duration>,
+    timeout: Option<Duration>,
+) -> reqwest::ClientBuilder {
+    let mut builder = reqwest::Client::builder()
+        .use_rustls_tls()
+        .redirect(reqwest::redirect::Policy::none())
+        .gzip(true)
+        .pool_idle_timeout(Duration::from_secs(90))
+        .connect_timeout(connect_timeout);
+    if let Some(read_timeout) = read_timeout {
+        builder = builder.read_timeout(read_timeout);
+    }
+    if let Some(timeout) = timeout {
+        builder = builder.timeout(timeout);
+    }
+    builder
+}
+
 fn build(options: &SendOptions) -> Result<reqwest::Client, Error> {
-    let redirect = if options.follow_redirects {
-        reqwest::redirect::Policy::custom(|attempt| {
+    let mut builder = reqwest_builder(options.connect_timeout, None, None);
+    if options.follow_redirects {
+        builder = builder.redirect(reqwest::redirect::Policy::custom(|attempt| {
             let first = attempt.previous().first();
             let same_origin = first.is_some_and(|f| f.origin() == attempt.url().origin());
             if attempt.previous().len() > MAX_REDIRECTS {
@@ -76,14 +113,9 @@ fn build(options: &SendOptions) -> Result<reqwest::Client, Error> {
             } else {
                 attempt.stop()
             }
-        })
-    } else {
-        reqwest::redirect::Policy::none()
-    };
-    reqwest::Client::builder()
-        .connect_timeout(options.connect_timeout)
-        .redirect(redirect)
-        .pool_idle_timeout(Duration::from_secs(90))
+        }));
+    }
+    builder
         .build()
         .map_err(|e| Error::builder("http client could not be built").with_source(e.without_url()))
 }

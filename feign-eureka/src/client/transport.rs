@@ -87,14 +87,11 @@ impl Transport {
         if endpoints.is_empty() {
             return Err(Error::NoServiceUrl);
         }
-        let http = reqwest::Client::builder()
-            .connect_timeout(config.connect_timeout)
-            .read_timeout(config.read_timeout)
-            .gzip(true)
-            .redirect(reqwest::redirect::Policy::none())
-            .user_agent(concat!("feign-eureka/", env!("CARGO_PKG_VERSION")))
-            .build()
-            .map_err(|e| Error::HttpClient(e.to_string()))?;
+        let http =
+            feign_core::reqwest_builder(config.connect_timeout, Some(config.read_timeout), None)
+                .user_agent(concat!("feign-eureka/", env!("CARGO_PKG_VERSION")))
+                .build()
+                .map_err(|e| Error::HttpClient(e.to_string()))?;
         let mut rng = match config.seed {
             Some(seed) => SmallRng::seed_from_u64(seed),
             None => SmallRng::from_rng(&mut rand::rng()),

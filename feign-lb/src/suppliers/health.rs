@@ -143,19 +143,17 @@ impl HealthCheckSupplier {
 }
 
 async fn check_loop(weak: Weak<Inner>) {
-    let client = match reqwest::Client::builder()
-        .redirect(reqwest::redirect::Policy::none())
-        .build()
-    {
+    let (initial_delay, timeout) = match weak.upgrade() {
+        Some(inner) => (inner.initial_delay, inner.timeout),
+        None => return,
+    };
+    // A check's timeout bounds its connect too.
+    let client = match feign_core::reqwest_builder(timeout, None, None).build() {
         Ok(client) => client,
         Err(error) => {
             tracing::warn!(%error, "health checks disabled: no http client");
             return;
         }
-    };
-    let initial_delay = match weak.upgrade() {
-        Some(inner) => inner.initial_delay,
-        None => return,
     };
     if !initial_delay.is_zero() {
         tokio::time::sleep(initial_delay).await;
