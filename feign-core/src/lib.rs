@@ -207,8 +207,11 @@
 //! }
 //! ```
 
+pub mod backoff;
 mod builder;
 mod client;
+#[doc(hidden)]
+pub mod clock;
 mod codec;
 mod cow_map;
 mod error;

@@ -161,14 +161,7 @@ impl Retryer {
 
     /// The backoff ceiling before retry number `retry` (1-based).
     fn backoff(&self, retry: u32) -> Duration {
-        let exp = i32::try_from(retry.saturating_sub(1)).unwrap_or(i32::MAX);
-        let secs = self.period.as_secs_f64() * self.multiplier.powi(exp);
-        let ceiling = if secs.is_finite() {
-            Duration::from_secs_f64(secs.min(self.max_period.as_secs_f64()))
-        } else {
-            self.max_period
-        };
-        ceiling.min(self.max_period)
+        crate::backoff::exponential(self.period, self.multiplier, self.max_period, retry)
     }
 
     fn is_retryable(ctx: &RetryContext<'_>) -> bool {
@@ -207,9 +200,8 @@ impl RetryPolicy for Retryer {
             Some(asked) => asked,
             None => {
                 let ceiling = self.backoff(ctx.attempt);
-                if self.jitter && !ceiling.is_zero() {
-                    let nanos = u64::try_from(ceiling.as_nanos()).unwrap_or(u64::MAX);
-                    Duration::from_nanos(rand::random_range(0..=nanos))
+                if self.jitter {
+                    crate::backoff::full_jitter(ceiling)
                 } else {
                     ceiling
                 }

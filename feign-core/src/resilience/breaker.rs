@@ -16,6 +16,7 @@ use super::classify::Classification;
 use super::config::CircuitBreakerConfig;
 use super::metrics::{BreakerMetrics, CallKind};
 use super::window::{Rates, Window};
+use crate::clock::Clock;
 use crate::Error;
 
 /// The state of a circuit breaker.
@@ -100,9 +101,9 @@ pub(crate) struct Breaker {
     name: Arc<str>,
     config: CircuitBreakerConfig,
     word: AtomicU64,
-    /// When an open breaker may turn half-open, in nanoseconds since `epoch`.
+    /// When an open breaker may turn half-open, as a reading of `clock`.
     open_until: AtomicU64,
-    epoch: Instant,
+    clock: Clock,
     windows: Mutex<Windows>,
     metrics: BreakerMetrics,
     me: Weak<Breaker>,
@@ -115,7 +116,7 @@ impl Breaker {
             config: config.clone(),
             word: AtomicU64::new(pack(CircuitState::Closed, 0, 0)),
             open_until: AtomicU64::new(0),
-            epoch: Instant::now(),
+            clock: Clock::new(),
             windows: Mutex::new(Windows {
                 closed: Window::new(config.sliding_window_size as usize),
                 half_open: Window::new(
@@ -181,11 +182,7 @@ impl Breaker {
     }
 
     fn wait_is_over(&self) -> bool {
-        self.nanos_since_epoch(Instant::now()) >= self.open_until.load(Ordering::Acquire)
-    }
-
-    fn nanos_since_epoch(&self, at: Instant) -> u64 {
-        u64::try_from(at.saturating_duration_since(self.epoch).as_nanos()).unwrap_or(u64::MAX)
+        self.clock.now() >= self.open_until.load(Ordering::Acquire)
     }
 
     fn lock(&self) -> MutexGuard<'_, Windows> {
@@ -281,7 +278,7 @@ impl Breaker {
         if to == CircuitState::Open {
             // Written before the state, so no caller sees `Open` with an old deadline.
             self.open_until
-                .store(self.nanos_since_epoch(deadline), Ordering::Release);
+                .store(self.clock.at(deadline), Ordering::Release);
         }
         // Half-open callers may take permits meanwhile: swap only the word of this generation.
         let new_word = pack(to, permits, next_generation);

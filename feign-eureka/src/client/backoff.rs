@@ -1,15 +1,17 @@
-//! Exponential backoff with jitter for the heartbeat and fetch loops.
+//! Exponential backoff with jitter for the heartbeat and fetch loops, on feign-core's schedule
+//! and jitter.
 
 use std::time::Duration;
 
-use rand::Rng;
+use feign_core::backoff::{exponential, jitter_down};
 
 /// Doubles a delay after each failure up to `interval * bound`, and resets on success.
 #[derive(Debug, Clone)]
 pub(crate) struct Backoff {
     interval: Duration,
     max: Duration,
-    current: Duration,
+    /// Failures since the last success.
+    failures: u32,
 }
 
 impl Backoff {
@@ -20,21 +22,31 @@ impl Backoff {
         Backoff {
             interval,
             max,
-            current: interval,
+            failures: 0,
         }
     }
 
     /// The delay before the next run after a success: the interval.
     pub(crate) fn succeeded(&mut self) -> Duration {
-        self.current = self.interval;
-        self.current
+        self.failures = 0;
+        self.interval
     }
 
     /// The delay before the next run after a failure: the previous delay doubled (capped), less
     /// a random part of up to a quarter so failing clients do not retry in lockstep.
     pub(crate) fn failed(&mut self) -> Duration {
-        self.current = self.current.saturating_mul(2).min(self.max);
-        jitter_down(self.current, 4)
+        self.failures = self.failures.saturating_add(1);
+        jitter_down(self.ceiling(), 4)
+    }
+
+    /// The delay before jitter: the interval doubled once per failure, capped.
+    fn ceiling(&self) -> Duration {
+        exponential(
+            self.interval,
+            2.0,
+            self.max,
+            self.failures.saturating_add(1),
+        )
     }
 
     /// The largest delay this backoff can reach.
@@ -42,24 +54,6 @@ impl Backoff {
     pub(crate) fn max(&self) -> Duration {
         self.max
     }
-}
-
-/// `delay` less a random amount of up to `delay / divisor`.
-pub(crate) fn jitter_down(delay: Duration, divisor: u32) -> Duration {
-    let span = delay / divisor.max(1);
-    if span.is_zero() {
-        return delay;
-    }
-    let cut = rand::rng().random_range(Duration::ZERO..=span);
-    delay - cut
-}
-
-/// A random delay in `0..=max`.
-pub(crate) fn random_up_to(max: Duration) -> Duration {
-    if max.is_zero() {
-        return max;
-    }
-    rand::rng().random_range(Duration::ZERO..=max)
 }
 
 #[cfg(test)]
@@ -72,11 +66,12 @@ mod tests {
         let mut ceilings = Vec::new();
         for _ in 0..6 {
             let d = b.failed();
-            ceilings.push(b.current.as_secs());
-            assert!(d <= b.current && d >= b.current * 3 / 4, "{d:?}");
+            ceilings.push(b.ceiling().as_secs());
+            assert!(d <= b.ceiling() && d >= b.ceiling() * 3 / 4, "{d:?}");
         }
         assert_eq!(ceilings, [60, 120, 240, 300, 300, 300]);
         assert_eq!(b.max(), Duration::from_secs(300));
         assert_eq!(b.succeeded(), Duration::from_secs(30));
+        assert_eq!(b.ceiling(), Duration::from_secs(30));
     }
 }

@@ -5,6 +5,7 @@ use std::sync::Mutex;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use bytes::Bytes;
+use feign_core::backoff::full_jitter;
 use http::Method;
 use percent_encoding::{utf8_percent_encode, AsciiSet, NON_ALPHANUMERIC};
 use tokio::sync::{watch, Notify};
@@ -12,7 +13,7 @@ use tokio::time::{sleep_until, Instant};
 
 use crate::model::InstanceStatus;
 
-use super::backoff::{random_up_to, Backoff};
+use super::backoff::Backoff;
 use super::throttle::{WarnThrottle, WARN_EVERY};
 use super::transport::{Call, Transport};
 use super::InstanceConfig;
@@ -252,7 +253,7 @@ impl Registration {
     ) {
         let interval = self.config.renewal_interval();
         let mut backoff = Backoff::new(interval, bound);
-        let mut next = Instant::now() + random_up_to(jitter);
+        let mut next = Instant::now() + full_jitter(jitter);
         let mut tokens = BURST;
         let mut refilled = Instant::now();
         loop {
