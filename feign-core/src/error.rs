@@ -36,6 +36,8 @@ struct Inner {
 pub(crate) enum Kind {
     /// Invalid configuration found by `build()`.
     Builder,
+    /// A configuration property `Builder::config` could not bind.
+    Config,
     /// An argument could not be turned into a request (path, query, header, body encoding).
     Request,
     /// The connection could not be established: nothing was sent.
@@ -68,6 +70,7 @@ impl Kind {
     fn describe(self) -> &'static str {
         match self {
             Kind::Builder => "invalid client configuration",
+            Kind::Config => "invalid configuration",
             Kind::Request => "invalid request",
             Kind::Connect => "connection failed",
             Kind::Timeout => "timed out",
@@ -98,6 +101,7 @@ impl Kind {
             Kind::Request => "request",
             Kind::Decode => "decode",
             Kind::Builder
+            | Kind::Config
             | Kind::Status
             | Kind::Custom
             | Kind::CircuitOpen
@@ -320,6 +324,14 @@ impl Error {
         self.inner.kind == Kind::Builder
     }
 
+    /// True when `Builder::config` (of feign-core or feign-lb) could not bind a property: an
+    /// unknown key or a bad value. The `feign_config::ConfigError` naming the key and its file
+    /// is the [`source`](std::error::Error::source), also reached with
+    /// [`Error::downcast_ref`].
+    pub fn is_config(&self) -> bool {
+        self.inner.kind == Kind::Config
+    }
+
     /// True when an argument could not be turned into a request; nothing was sent.
     pub fn is_request(&self) -> bool {
         self.inner.kind == Kind::Request
@@ -371,7 +383,7 @@ impl fmt::Display for Error {
         let inner = &*self.inner;
         match (inner.kind, inner.message.is_empty(), inner.status) {
             (Kind::Status, _, Some(status)) => write!(f, "{} {status}", inner.kind.describe())?,
-            (Kind::Custom, true, _) => match &inner.source {
+            (Kind::Custom | Kind::Config, true, _) => match &inner.source {
                 Some(source) => write!(f, "{source}")?,
                 None => f.write_str(inner.kind.describe())?,
             },
@@ -436,9 +448,33 @@ impl std::error::Error for Error {
     }
 }
 
+/// A property `Builder::config` could not bind; shown as the `ConfigError` shows itself, which
+/// stays the source.
+#[cfg(feature = "config")]
+impl From<feign_config::ConfigError> for Error {
+    fn from(error: feign_config::ConfigError) -> Self {
+        Error::new(Kind::Config, "").with_source(error)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[cfg(feature = "config")]
+    #[test]
+    fn a_config_error_keeps_its_source() {
+        use std::error::Error as _;
+
+        let config = feign_config::Config::from_yaml_str("a: [", "application.yml");
+        let cause = config.unwrap_err();
+        let shown = cause.to_string();
+        let error = Error::from(cause);
+        assert!(error.is_config() && !error.is_builder());
+        assert_eq!(error.to_string(), shown);
+        assert!(error.source().is_some());
+        assert!(error.downcast_ref::<feign_config::ConfigError>().is_some());
+    }
 
     #[test]
     fn each_kind_has_its_error_type_label() {

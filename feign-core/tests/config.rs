@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use axum::routing::{any, get};
 use axum::Router;
-use feign_core::config::Config;
+use feign_core::config::{Config, ConfigError};
 use feign_core::{feign_client, Error};
 use serde_json::Value;
 use support::{Captured, Order, Server, TempDir};
@@ -335,7 +335,12 @@ fn wrong_keys_and_values_are_errors_naming_key_and_file() {
     let err = OrdersClient::builder()
         .config(&Config::new().set("feign.client.config.billing.read-timeout", "soon"))
         .unwrap_err();
-    assert_eq!(err.key(), Some("feign.client.config.billing.read-timeout"));
+    assert!(err.is_config(), "{err:?}");
+    let cause = err.downcast_ref::<ConfigError>().unwrap();
+    assert_eq!(
+        cause.key(),
+        Some("feign.client.config.billing.read-timeout")
+    );
 }
 
 #[test]
@@ -345,8 +350,11 @@ fn environment_errors_name_the_variable() {
         "later",
     )]);
     let err = OrdersClient::builder().config(&config).unwrap_err();
+    let cause = std::error::Error::source(&err)
+        .and_then(|source| source.downcast_ref::<ConfigError>())
+        .unwrap();
     assert_eq!(
-        err.origin(),
+        cause.origin(),
         "environment variable SPRING_CLOUD_OPENFEIGN_CLIENT_CONFIG_DEFAULT_READTIMEOUT"
     );
 }

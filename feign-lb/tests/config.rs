@@ -9,11 +9,11 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use feign_config::Config;
+use feign_config::{Config, ConfigError};
 use feign_core::{ChooseRequest, Chosen, Resolver};
 use feign_lb::{LoadBalancer, Policy, ServiceInstance, SlowStart, StaticSupplier};
 use http::{HeaderMap, HeaderValue, Method};
-use support::{client, Backend, Mode};
+use support::{client, Backend, Mode, OrderServiceClient};
 
 /// A directory under the system temp dir, removed on drop.
 struct TempDir(PathBuf);
@@ -430,4 +430,35 @@ async fn health_checks_wait_for_the_initial_delay() {
     }
     assert_eq!(listed, 2, "checked after it");
     assert!(backends[2].log().iter().all(|(_, path)| path == "/ready"));
+}
+
+/// The balancer's chain and its client's chain share `feign_core::Error`: one `?` each, and a
+/// bad property still names its key through the `ConfigError` source.
+#[tokio::test]
+async fn the_balancer_and_its_client_are_configured_with_one_error_type(
+) -> Result<(), feign_core::Error> {
+    let backend = Backend::start();
+    let config = Config::from_yaml_str(
+        "spring.cloud.loadbalancer.retry.enabled: false\n\
+         feign.client.config.order-service.read-timeout: 2000\n",
+        "application.yml",
+    )?;
+    let lb = LoadBalancer::builder()
+        .supplier(StaticSupplier::new("order-service", [backend.url()]))
+        .config(&config)?
+        .build();
+    let orders = OrderServiceClient::builder()
+        .load_balancer(lb)
+        .config(&config)?
+        .build()?;
+    orders.get_order(1).await?;
+
+    let typo = Config::new().set("spring.cloud.loadbalancer.retry.enabeld", "false");
+    let err = LoadBalancer::builder().config(&typo).unwrap_err();
+    assert!(err.is_config(), "{err:?}");
+    let cause = std::error::Error::source(&err)
+        .and_then(|source| source.downcast_ref::<ConfigError>())
+        .expect("the ConfigError is the source");
+    assert_eq!(cause.key(), Some("spring.cloud.loadbalancer.retry.enabeld"));
+    Ok(())
 }

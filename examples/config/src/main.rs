@@ -15,7 +15,7 @@ use axum::extract::{Path, RawQuery};
 use axum::http::{HeaderMap, StatusCode};
 use axum::routing::get;
 use axum::Router;
-use feign_core::config::Config;
+use feign_core::config::{Config, ConfigError};
 use feign_core::{feign_client, Error};
 use feign_lb::{LoadBalancer, ServiceInstance, StaticSupplier};
 use serde_json::{json, Value};
@@ -169,9 +169,11 @@ async fn main() -> Result<(), BoxError> {
     );
     let err = OrderServiceClient::builder().config(&typo).unwrap_err();
     println!("a misspelt key: {err}");
+    let key = err.downcast_ref::<ConfigError>().and_then(ConfigError::key);
     check(
-        err.key() == Some("spring.cloud.openfeign.client.config.order-service.read-timout"),
-        "a misspelt key is an error naming it",
+        err.is_config()
+            && key == Some("spring.cloud.openfeign.client.config.order-service.read-timout"),
+        "a misspelt key is a configuration error naming it",
     )?;
     println!("done");
     Ok(())

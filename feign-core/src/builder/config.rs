@@ -5,6 +5,7 @@ use feign_config::{relaxed, Config, ConfigError, DurationUnit, Property};
 use super::Builder;
 use crate::options::LogLevel;
 use crate::retry::Retryer;
+use crate::Error;
 
 /// The property prefixes read, older first so that the Spring Cloud 4 names win.
 const PREFIXES: [&str; 2] = ["feign.client", "spring.cloud.openfeign.client"];
@@ -86,7 +87,15 @@ impl<C> Builder<C> {
     /// assert_eq!(err.to_string(), "`feign.client.config.orders.read-timout` in application.yml: unknown property");
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn config(mut self, config: &Config) -> Result<Self, ConfigError> {
+    ///
+    /// A property it cannot bind is an [`Error`] for which [`Error::is_config`] is true, its
+    /// source the `ConfigError`, so `builder().config(&c)?.build()?` needs one error type.
+    pub fn config(self, config: &Config) -> Result<Self, Error> {
+        self.bind_config(config).map_err(Error::from)
+    }
+
+    /// [`Builder::config`], with feign-config's error.
+    fn bind_config(mut self, config: &Config) -> Result<Self, ConfigError> {
         let mut default_name = "default".to_owned();
         for prefix in PREFIXES {
             for property in config.section(prefix)? {

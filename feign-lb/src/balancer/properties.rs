@@ -437,7 +437,9 @@ impl Builder {
     /// [Configuration](crate#configuration) table.
     ///
     /// A key under these prefixes that is not in the table, or a value that does not parse,
-    /// is an error naming the key and its file.
+    /// is an error naming the key and its file: a [`feign_core::Error`] for which
+    /// [`is_config`](feign_core::Error::is_config) is true, its source the `ConfigError`, so a
+    /// balancer and its clients are configured with one error type.
     ///
     /// ```
     /// use feign_config::Config;
@@ -453,9 +455,15 @@ impl Builder {
     /// let typo = Config::from_yaml_str("spring.cloud.loadbalancer.retry.max-retries: 2", "application.yml")?;
     /// let err = LoadBalancer::builder().config(&typo).unwrap_err();
     /// assert_eq!(err.to_string(), "`spring.cloud.loadbalancer.retry.max-retries` in application.yml: unknown property");
-    /// # Ok::<(), feign_config::ConfigError>(())
+    /// assert!(err.is_config());
+    /// # Ok::<(), feign_core::Error>(())
     /// ```
-    pub fn config(mut self, config: &Config) -> Result<Self, ConfigError> {
+    pub fn config(self, config: &Config) -> Result<Self, feign_core::Error> {
+        self.bind_config(config).map_err(feign_core::Error::from)
+    }
+
+    /// [`Builder::config`], with feign-config's error.
+    fn bind_config(mut self, config: &Config) -> Result<Self, ConfigError> {
         let mut clients = BTreeMap::new();
         let top = read(config, SPRING, Some(&mut clients))?;
         let (top_policy, client_policies) = read_policies(config)?;
