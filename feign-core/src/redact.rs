@@ -111,10 +111,22 @@ struct Userinfo {
 }
 
 impl Userinfo {
+    /// The userinfo as a URL parser reads it: the authority ends at the first `/`, `?` or `#`.
     fn find(url: &str) -> Option<Userinfo> {
+        Self::find_before(url, &['/', '?', '#'])
+    }
+
+    /// The userinfo as redaction reads it: the authority ends at the first `/` only, so a
+    /// password with an unescaped `?` or `#` (a URL no parser accepts, but one a log may still
+    /// show) is hidden whole rather than partly.
+    fn find_for_redaction(url: &str) -> Option<Userinfo> {
+        Self::find_before(url, &['/'])
+    }
+
+    fn find_before(url: &str, authority_ends: &[char]) -> Option<Userinfo> {
         let start = url.find("://").map_or(0, |i| i + 3);
         let rest = &url[start..];
-        let authority = &rest[..rest.find(['/', '?', '#']).unwrap_or(rest.len())];
+        let authority = &rest[..rest.find(authority_ends).unwrap_or(rest.len())];
         authority.rfind('@').map(|at| Userinfo {
             start,
             at: start + at,
@@ -209,12 +221,12 @@ impl fmt::Debug for RedactedUrl<'_> {
 
 impl fmt::Display for RedactedUrl<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let url = self.0;
+        let url = write_without_password(f, self.0)?;
         let (before_query, query_and_fragment) = match url.find(['?', '#']) {
             Some(i) => url.split_at(i),
             None => (url, ""),
         };
-        write_without_password(f, before_query)?;
+        f.write_str(before_query)?;
         let (query, fragment) = match query_and_fragment.strip_prefix('?') {
             Some(rest) => match rest.find('#') {
                 Some(i) => (Some(&rest[..i]), &rest[i..]),
@@ -238,16 +250,20 @@ impl fmt::Display for RedactedUrl<'_> {
     }
 }
 
-fn write_without_password(f: &mut fmt::Formatter<'_>, url: &str) -> fmt::Result {
-    let Some(userinfo) = Userinfo::find(url) else {
-        return f.write_str(url);
+/// Writes the scheme and userinfo with the password masked; returns what is left to write.
+fn write_without_password<'a>(
+    f: &mut fmt::Formatter<'_>,
+    url: &'a str,
+) -> Result<&'a str, fmt::Error> {
+    let Some(userinfo) = Userinfo::find_for_redaction(url) else {
+        return Ok(url);
     };
     f.write_str(&url[..userinfo.start])?;
     match userinfo.parts(url) {
         (user, Some(_)) => write!(f, "{user}:{MASK}")?,
         (user, None) => f.write_str(user)?,
     }
-    f.write_str(&url[userinfo.at..])
+    Ok(&url[userinfo.at..])
 }
 
 #[cfg(test)]
@@ -271,6 +287,9 @@ mod tests {
             "http://u:***@h/x?a=1"
         );
         assert_eq!(url("http://user@h/").to_string(), "http://user@h/");
+        // A password with an unescaped `?` or `#` is still hidden whole.
+        assert_eq!(url("http://u:p#ss@h/x").to_string(), "http://u:***@h/x");
+        assert_eq!(url("http://u:p?ss@h/x").to_string(), "http://u:***@h/x");
     }
 
     #[test]
