@@ -167,7 +167,10 @@ fn flatten(
         }
         Yaml::Sequence(items) => match items.iter().map(scalar).collect::<Option<Vec<_>>>() {
             Some(list) => {
-                let list = list.into_iter().collect::<Result<_, _>>().map_err(invalid)?;
+                let list = list
+                    .into_iter()
+                    .collect::<Result<_, _>>()
+                    .map_err(invalid)?;
                 out.push(Entry::new(prefix.to_owned(), Value::List(list), origin));
             }
             None => {
@@ -178,7 +181,9 @@ fn flatten(
         },
         Yaml::Tagged(_, inner) => flatten(prefix, inner, origin, out)?,
         other => {
-            let text = scalar(other).unwrap_or_else(|| Ok(String::new())).map_err(invalid)?;
+            let text = scalar(other)
+                .unwrap_or_else(|| Ok(String::new()))
+                .map_err(invalid)?;
             out.push(Entry::new(prefix.to_owned(), Value::Scalar(text), origin));
         }
     }
@@ -358,17 +363,46 @@ mod tests {
         assert_eq!(
             values,
             [
-                "a=007", "b=16", "c=1.5", "d=", "e=true", "f=010", "g=18446744073709551615",
-                "h=.inf", "i=12", "j=1000.0", "k=5", "l=0", "m=15", "n=1e-7",
-                "o=1.2345678901234568e17", "p=0.1", "q=yes", "r=42", "s=-007", "t=1_000", "u=3",
-                "v=0.5", "w=5.0", "x=", "y=-.inf", "z=300.0", "anchor=1", "alias=1",
+                "a=007",
+                "b=16",
+                "c=1.5",
+                "d=",
+                "e=true",
+                "f=010",
+                "g=18446744073709551615",
+                "h=.inf",
+                "i=12",
+                "j=1000.0",
+                "k=5",
+                "l=0",
+                "m=15",
+                "n=1e-7",
+                "o=1.2345678901234568e17",
+                "p=0.1",
+                "q=yes",
+                "r=42",
+                "s=-007",
+                "t=1_000",
+                "u=3",
+                "v=0.5",
+                "w=5.0",
+                "x=",
+                "y=-.inf",
+                "z=300.0",
+                "anchor=1",
+                "alias=1",
             ]
         );
     }
 
     #[test]
     fn yaml_refuses_duplicates_several_documents_and_ill_tagged_values() {
-        for bad in ["a: 1\na: 2\n", "a: 1\n---\nb: 2\n", "c: !!int abc\n", "a: *nowhere\n"] {
+        for bad in [
+            "a: 1\na: 2\n",
+            "a: 1\n---\nb: 2\n",
+            "c: !!int abc\n",
+            "a: *nowhere\n",
+        ] {
             assert!(yaml(bad, &origin()).is_err(), "{bad:?}");
         }
         assert!(yaml("# nothing\n", &origin()).unwrap().is_empty());

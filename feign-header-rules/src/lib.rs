@@ -152,12 +152,18 @@ mod tests {
         assert_eq!(check_name(""), Err(NameError::Empty));
         assert_eq!(check_name("Bad Name"), Err(NameError::InvalidChar(' ')));
         assert_eq!(check_name("X:"), Err(NameError::InvalidChar(':')));
-        assert_eq!(check_name("Caf\u{e9}"), Err(NameError::InvalidChar('\u{e9}')));
+        assert_eq!(
+            check_name("Caf\u{e9}"),
+            Err(NameError::InvalidChar('\u{e9}'))
+        );
         assert!(!is_valid_name(b""));
         assert!(!is_valid_name("Caf\u{e9}".as_bytes()));
         for name in FORBIDDEN_NAMES {
             assert_eq!(check_name(name), Err(NameError::Forbidden));
-            assert_eq!(check_name(&name.to_ascii_uppercase()), Err(NameError::Forbidden));
+            assert_eq!(
+                check_name(&name.to_ascii_uppercase()),
+                Err(NameError::Forbidden)
+            );
         }
         assert!(is_forbidden_name("Proxy-Connection") && is_forbidden_name("TE"));
     }
