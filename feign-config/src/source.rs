@@ -1,6 +1,10 @@
 //! Reading one source (a YAML document, a properties document) into flat entries.
 
+use std::borrow::Cow;
 use std::sync::Arc;
+
+use saphyr::{Scalar, ScalarStyle, ScanError, Tag, Yaml, YamlLoader};
+use saphyr_parser::Parser;
 
 use crate::ConfigError;
 
@@ -35,47 +39,118 @@ impl Entry {
 }
 
 /// Flattens a YAML document: nested maps become dotted names, sequences of scalars lists,
-/// sequences of maps `name[i].…`.
+/// sequences of maps `name[i].…`. One document only; a duplicate key is an error.
 pub(crate) fn yaml(text: &str, origin: &Arc<str>) -> Result<Vec<Entry>, ConfigError> {
-    let value: serde_yaml::Value =
-        serde_yaml::from_str(text).map_err(|e| ConfigError::source(origin, e.to_string()))?;
+    let malformed = |e: ScanError| ConfigError::source(origin, e.to_string());
+    let mut loader = YamlLoader::<Yaml>::default();
+    // Scalars keep the text they were written with: `scalar` resolves it.
+    loader.early_parse(false);
+    Parser::new_from_str(text)
+        .load(&mut loader, true)
+        .map_err(malformed)?;
+    if let Some(error) = loader.error() {
+        return Err(malformed(error.clone()));
+    }
+    let mut documents = loader.into_documents();
+    if documents.len() > 1 {
+        return Err(ConfigError::source(
+            origin,
+            "more than one YAML document is not supported",
+        ));
+    }
     let mut out = Vec::new();
-    if !value.is_null() {
-        if !value.is_mapping() {
-            return Err(ConfigError::source(origin, "the document is not a mapping"));
-        }
-        flatten("", &value, origin, &mut out)?;
+    match documents.pop() {
+        None | Some(Yaml::BadValue) => {}
+        Some(map @ Yaml::Mapping(_)) => flatten("", &map, origin, &mut out)?,
+        Some(other) if scalar(&other) == Some(Ok(String::new())) => {}
+        Some(_) => return Err(ConfigError::source(origin, "the document is not a mapping")),
     }
     Ok(out)
 }
 
-fn scalar(value: &serde_yaml::Value) -> Option<String> {
-    use serde_yaml::Value;
+/// The text of a scalar node as the YAML 1.2 core schema resolves it (`~` and `null` are empty,
+/// `True` is `true`, `0x10` is `16`, `1.50` is `1.5`), as serde_yaml 0.9 wrote it before:
+/// digits with leading zeros stay as written and `0b11` is `3`. `None` for a sequence or
+/// mapping.
+fn scalar(value: &Yaml) -> Option<Result<String, String>> {
     match value {
-        Value::String(s) => Some(s.clone()),
-        Value::Number(n) => Some(n.to_string()),
-        Value::Bool(b) => Some(b.to_string()),
-        Value::Null => Some(String::new()),
-        Value::Tagged(tagged) => scalar(&tagged.value),
-        Value::Sequence(_) | Value::Mapping(_) => None,
+        Yaml::Representation(text, style, tag) => Some(resolve(text, *style, tag.as_ref())),
+        Yaml::Value(value) => Some(Ok(scalar_text(value))),
+        Yaml::Tagged(_, inner) => scalar(inner),
+        Yaml::Sequence(_) | Yaml::Mapping(_) => None,
+        Yaml::Alias(_) | Yaml::BadValue => Some(Err("not a YAML value".to_owned())),
+    }
+}
+
+fn resolve(text: &str, style: ScalarStyle, tag: Option<&Cow<'_, Tag>>) -> Result<String, String> {
+    let Some(value) = Scalar::parse_from_cow_and_metadata(Cow::Borrowed(text), style, tag) else {
+        return Err(format!("{text:?} does not fit its tag"));
+    };
+    let (sign, digits) = match text.strip_prefix('-') {
+        Some(rest) => ("-", rest),
+        None => ("", text.strip_prefix('+').unwrap_or(text)),
+    };
+    let decimal = !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit());
+    Ok(match value {
+        // `007` is a string, not 7.
+        Scalar::Integer(_) if decimal && digits.len() > 1 && digits.starts_with('0') => {
+            text.to_owned()
+        }
+        // An integer too large for an i64 is not a float.
+        Scalar::FloatingPoint(_) if decimal => format!("{sign}{digits}"),
+        Scalar::String(s) if style == ScalarStyle::Plain && tag.is_none() => {
+            let bits = digits
+                .strip_prefix("0b")
+                .filter(|bits| !bits.starts_with(['+', '-']))
+                .and_then(|bits| i64::from_str_radix(bits, 2).ok());
+            match bits {
+                Some(bits) => format!("{sign}{bits}"),
+                None => s.into_owned(),
+            }
+        }
+        other => scalar_text(&other),
+    })
+}
+
+fn scalar_text(value: &Scalar<'_>) -> String {
+    match value {
+        Scalar::Null => String::new(),
+        Scalar::Boolean(b) => b.to_string(),
+        Scalar::Integer(i) => i.to_string(),
+        Scalar::FloatingPoint(f) => float_text(f.into_inner()),
+        Scalar::String(s) => s.to_string(),
+    }
+}
+
+/// `.nan`, `.inf`, `-.inf`, or the shortest text that reads back as `f` (`1.0`, `0.5`).
+fn float_text(f: f64) -> String {
+    if f.is_nan() {
+        ".nan".to_owned()
+    } else if f.is_infinite() {
+        if f < 0.0 { "-.inf" } else { ".inf" }.to_owned()
+    } else {
+        format!("{f:?}")
     }
 }
 
 fn flatten(
     prefix: &str,
-    value: &serde_yaml::Value,
+    value: &Yaml,
     origin: &Arc<str>,
     out: &mut Vec<Entry>,
 ) -> Result<(), ConfigError> {
-    use serde_yaml::Value as Yaml;
+    let invalid = |why: String| ConfigError::source(origin, format!("`{prefix}`: {why}"));
     match value {
         Yaml::Mapping(map) => {
             for (k, v) in map {
-                let Some(name) = scalar(k).filter(|k| !k.is_empty()) else {
-                    return Err(ConfigError::source(
-                        origin,
-                        format!("a key under `{prefix}` is not a name"),
-                    ));
+                let name = match scalar(k) {
+                    Some(Ok(name)) if !name.is_empty() => name,
+                    _ => {
+                        return Err(ConfigError::source(
+                            origin,
+                            format!("a key under `{prefix}` is not a name"),
+                        ))
+                    }
                 };
                 // Spring's bracket notation keeps dots inside a map key: `"[X.Y]"`.
                 let name = name
@@ -91,16 +166,24 @@ fn flatten(
             }
         }
         Yaml::Sequence(items) => match items.iter().map(scalar).collect::<Option<Vec<_>>>() {
-            Some(list) => out.push(Entry::new(prefix.to_owned(), Value::List(list), origin)),
+            Some(list) => {
+                let list = list
+                    .into_iter()
+                    .collect::<Result<_, _>>()
+                    .map_err(invalid)?;
+                out.push(Entry::new(prefix.to_owned(), Value::List(list), origin));
+            }
             None => {
                 for (i, item) in items.iter().enumerate() {
                     flatten(&format!("{prefix}[{i}]"), item, origin, out)?;
                 }
             }
         },
-        Yaml::Tagged(tagged) => flatten(prefix, &tagged.value, origin, out)?,
+        Yaml::Tagged(_, inner) => flatten(prefix, inner, origin, out)?,
         other => {
-            let text = scalar(other).unwrap_or_default();
+            let text = scalar(other)
+                .unwrap_or_else(|| Ok(String::new()))
+                .map_err(invalid)?;
             out.push(Entry::new(prefix.to_owned(), Value::Scalar(text), origin));
         }
     }
@@ -260,5 +343,70 @@ mod tests {
         assert!(yaml("- a\n- b\n", &origin()).is_err());
         assert!(yaml("a: [b", &origin()).is_err());
         assert!(yaml("", &origin()).unwrap().is_empty());
+    }
+
+    #[test]
+    fn yaml_scalars_read_as_before() {
+        let text = "a: 007\nb: 0x10\nc: 1.50\nd: ~\ne: True\nf: \"010\"\n\
+                    g: 18446744073709551615\nh: .inf\ni: !!str 12\nj: 1e3\nk: +5\nl: -0\n\
+                    m: 0o17\nn: 1e-7\no: 123456789012345678.5\np: 0.1\nq: yes\nr: !custom 42\n\
+                    s: -007\nt: 1_000\nu: 0b11\nv: .5\nw: 5.\nx: NULL\ny: -.INF\nz: 3.0e2\n\
+                    anchor: &x 1\nalias: *x\n";
+        let entries = yaml(text, &origin()).unwrap();
+        let values: Vec<String> = entries
+            .iter()
+            .map(|e| match &e.value {
+                Value::Scalar(s) => format!("{}={s}", e.key),
+                Value::List(_) => unreachable!(),
+            })
+            .collect();
+        assert_eq!(
+            values,
+            [
+                "a=007",
+                "b=16",
+                "c=1.5",
+                "d=",
+                "e=true",
+                "f=010",
+                "g=18446744073709551615",
+                "h=.inf",
+                "i=12",
+                "j=1000.0",
+                "k=5",
+                "l=0",
+                "m=15",
+                "n=1e-7",
+                "o=1.2345678901234568e17",
+                "p=0.1",
+                "q=yes",
+                "r=42",
+                "s=-007",
+                "t=1_000",
+                "u=3",
+                "v=0.5",
+                "w=5.0",
+                "x=",
+                "y=-.inf",
+                "z=300.0",
+                "anchor=1",
+                "alias=1",
+            ]
+        );
+    }
+
+    #[test]
+    fn yaml_refuses_duplicates_several_documents_and_ill_tagged_values() {
+        for bad in [
+            "a: 1\na: 2\n",
+            "a: 1\n---\nb: 2\n",
+            "c: !!int abc\n",
+            "a: *nowhere\n",
+        ] {
+            assert!(yaml(bad, &origin()).is_err(), "{bad:?}");
+        }
+        assert!(yaml("# nothing\n", &origin()).unwrap().is_empty());
+        assert!(yaml("~\n", &origin()).unwrap().is_empty());
+        assert!(yaml("true\n", &origin()).is_err());
     }
 }

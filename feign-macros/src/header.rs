@@ -1,38 +1,34 @@
-//! Compile-time checks of header names and values (RFC 9110 section 5).
+//! Compile-time checks of header names and values (RFC 9110 section 5), by the rules of
+//! `feign_header_rules`, the ones the runtime applies to every header it sends.
 
-/// Headers the transport sets itself: a client method may not set them.
-const FORBIDDEN: &[&str] = &["host", "content-length", "transfer-encoding", "connection"];
+use feign_header_rules::{NameError, ValueError};
 
 /// Checks a header name: a non-empty token that is not one the transport owns.
 pub(crate) fn check_name(name: &str) -> Result<(), String> {
-    if name.is_empty() {
-        return Err("empty header name".to_owned());
-    }
-    if let Some(bad) = name.chars().find(|&c| !is_tchar(c)) {
-        return Err(format!(
+    feign_header_rules::check_name(name).map_err(|error| match error {
+        NameError::Empty => "empty header name".to_owned(),
+        NameError::InvalidChar(bad) => format!(
             "invalid character {bad:?} in header name `{}`",
             name.escape_debug()
-        ));
-    }
-    if FORBIDDEN
-        .iter()
-        .any(|forbidden| forbidden.eq_ignore_ascii_case(name))
-    {
-        return Err(format!(
-            "header `{name}` is set by the HTTP client and cannot be set by a method"
-        ));
-    }
-    Ok(())
+        ),
+        NameError::Forbidden => {
+            format!("header `{name}` is set by the HTTP client and cannot be set by a method")
+        }
+    })
 }
 
-/// Checks a header value: no control byte other than tab, so no CR, LF or NUL.
+/// Checks a header value: visible ASCII, space and tab only, so no CR, LF, NUL or non-ASCII
+/// character.
 pub(crate) fn check_value(name: &str, value: &str) -> Result<(), String> {
-    match value.chars().find(|&c| c != '\t' && (c.is_ascii_control())) {
-        Some(bad) => Err(format!(
-            "invalid control character {bad:?} in the value of header `{name}`"
-        )),
-        None => Ok(()),
-    }
+    feign_header_rules::check_value(value).map_err(|error| match error {
+        ValueError::Control(bad) => {
+            format!("invalid control character {bad:?} in the value of header `{name}`")
+        }
+        ValueError::NonAscii(bad) => format!(
+            "non-ASCII character {bad:?} in the value of header `{name}`: \
+             header values are visible ASCII, space and tab"
+        ),
+    })
 }
 
 /// Splits and checks `"Name: value"`, returning the name and the value without surrounding
@@ -45,11 +41,6 @@ pub(crate) fn parse_line(line: &str) -> Result<(String, String), String> {
     let value = value.trim_matches([' ', '\t']);
     check_value(name, value)?;
     Ok((name.to_owned(), value.to_owned()))
-}
-
-/// `tchar` of RFC 9110 section 5.6.2.
-fn is_tchar(c: char) -> bool {
-    c.is_ascii_alphanumeric() || "!#$%&'*+-.^_`|~".contains(c)
 }
 
 #[cfg(test)]
@@ -79,6 +70,10 @@ mod tests {
         assert!(parse_line("Content-Length: 3").is_err());
         assert!(check_name("Transfer-Encoding").is_err());
         assert!(check_name("CONNECTION").is_err());
+        assert!(parse_line("TE: trailers").is_err());
+        assert!(parse_line("Keep-Alive: timeout=5").is_err());
+        assert!(parse_line("X-Name: caf\u{e9}").is_err());
+        assert!(parse_line("X-A: a\x7f").is_err());
         assert!(check_value("X-A", "a\tb").is_ok());
     }
 }

@@ -7,6 +7,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use http::header::{HeaderValue, AUTHORIZATION};
 
+use super::credential::{bearer, credential};
 use super::token::{Refresher, TokenProvider};
 use super::{RequestInterceptor, RequestTemplate};
 use crate::Error;
@@ -38,7 +39,7 @@ impl BearerAuth {
     /// every call fail with an interceptor error, before anything is sent.
     pub fn new(token: impl AsRef<str>) -> Self {
         BearerAuth {
-            source: Source::Fixed(credential(&format!("Bearer {}", token.as_ref()))),
+            source: Source::Fixed(bearer(token.as_ref())),
         }
     }
 
@@ -84,15 +85,6 @@ impl BasicAuth {
 /// `Basic <base64(user:password)>`.
 pub(crate) fn basic_value(user: &str, password: &str) -> String {
     format!("Basic {}", base64(format!("{user}:{password}").as_bytes()))
-}
-
-pub(super) fn credential(value: &str) -> Option<HeaderValue> {
-    if !crate::pipeline::is_clean_header_value(value.as_bytes()) {
-        return None;
-    }
-    let mut value = HeaderValue::try_from(value).ok()?;
-    value.set_sensitive(true);
-    Some(value)
 }
 
 fn set_authorization(

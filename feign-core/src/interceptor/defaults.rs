@@ -28,7 +28,7 @@ impl Defaults {
         for (name, value) in headers {
             let invalid =
                 || Error::builder(format!("default header `{}` is invalid", printable(name)));
-            let name = HeaderName::try_from(name.as_str()).map_err(|_| invalid())?;
+            let name = crate::pipeline::header_name(name).ok_or_else(invalid)?;
             if crate::pipeline::is_forbidden_header(&name)
                 || !crate::pipeline::is_clean_header_value(value.as_bytes())
             {

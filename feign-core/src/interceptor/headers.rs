@@ -22,8 +22,7 @@ impl DefaultHeaders {
     /// Adds a header. An invalid name or value makes every call fail with an interceptor
     /// error naming the header, before anything is sent.
     pub fn header(mut self, name: &str, value: &str) -> Self {
-        let parsed = HeaderName::try_from(name)
-            .ok()
+        let parsed = crate::pipeline::header_name(name)
             .filter(|n| !crate::pipeline::is_forbidden_header(n))
             .zip(
                 Some(value)
@@ -86,8 +85,8 @@ impl RequestId {
     /// Sets the header `name` instead (e.g. `Idempotency-Key`); an invalid name is an error
     /// here rather than on every call.
     pub fn with_header(name: &str) -> Result<Self, Error> {
-        let name = HeaderName::try_from(name)
-            .map_err(|_| Error::builder("invalid request id header name"))?;
+        let name = crate::pipeline::header_name(name)
+            .ok_or_else(|| Error::builder("invalid request id header name"))?;
         Ok(RequestId { name })
     }
 }

@@ -1,6 +1,7 @@
 //! Request interceptors: code that sees and may change every request before it is sent.
 
 mod auth;
+mod credential;
 mod defaults;
 mod headers;
 mod template;

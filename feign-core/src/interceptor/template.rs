@@ -130,7 +130,8 @@ impl RequestTemplate {
 }
 
 fn parse_header(name: &str, value: &str) -> Result<(HeaderName, HeaderValue), Error> {
-    let name = HeaderName::try_from(name).map_err(|_| Error::interceptor("invalid header name"))?;
+    let name = crate::pipeline::header_name(name)
+        .ok_or_else(|| Error::interceptor("invalid header name"))?;
     if crate::pipeline::is_forbidden_header(&name) {
         return Err(Error::interceptor(format!(
             "header `{name}` is managed by the transport"

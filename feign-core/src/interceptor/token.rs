@@ -10,6 +10,7 @@ use async_trait::async_trait;
 use http::HeaderValue;
 use tokio::time::Instant;
 
+use super::credential::bearer;
 use crate::{BoxError, Error};
 
 /// A bearer token and how long it stays valid, as a [`TokenProvider`] returns it.
@@ -216,7 +217,7 @@ impl Refresher {
         let mut state = self.state();
         state.refreshes += 1;
         let error = match result {
-            Ok(token) => match super::auth::credential(&format!("Bearer {}", token.token)) {
+            Ok(token) => match bearer(&token.token) {
                 Some(value) => {
                     state.cached = Some(Cached {
                         value: value.clone(),

@@ -9,7 +9,7 @@ use http::header::{HeaderName, HeaderValue, CONTENT_TYPE};
 use http::HeaderMap;
 use serde::Serialize;
 
-use super::validate::{is_clean_header_value, is_forbidden_header};
+use super::validate::{header_name, is_clean_header_value, is_forbidden_header};
 use crate::codec::Encoder;
 use crate::escape;
 use crate::interceptor::RequestTemplate;
@@ -344,7 +344,7 @@ fn parse_header(name: &str, value: Bytes) -> Result<(HeaderName, HeaderValue), E
             .take(64)
             .collect::<String>()
     };
-    let Ok(parsed) = HeaderName::from_bytes(name.as_bytes()) else {
+    let Some(parsed) = header_name(name) else {
         return Err(Error::request(format!(
             "invalid header name `{}`",
             shown_name()

@@ -27,7 +27,7 @@ use crate::retry::RetryPolicy;
 use crate::{Error, Response};
 
 pub use args::{HeaderMapArg, RequestArgs};
-pub(crate) use validate::{is_clean_header_value, is_forbidden_header};
+pub(crate) use validate::{header_name, is_clean_header_value, is_forbidden_header};
 
 /// Runs a call in its span and records its metrics. A macro rather than an `async fn`: another
 /// layer of future would be moved, whole, on every call; the span's wrapper is paid only when a

@@ -1,27 +1,25 @@
 //! Checks on values that become part of a request.
 
-use http::header::{
-    HeaderName, CONNECTION, CONTENT_LENGTH, HOST, TE, TRAILER, TRANSFER_ENCODING, UPGRADE,
-};
+use http::header::HeaderName;
 
-/// Headers that frame or route the message: only the transport sets them.
-pub(crate) fn is_forbidden_header(name: &HeaderName) -> bool {
-    *name == HOST
-        || *name == CONTENT_LENGTH
-        || *name == TRANSFER_ENCODING
-        || *name == CONNECTION
-        || *name == TE
-        || *name == TRAILER
-        || *name == UPGRADE
-        || name.as_str() == "keep-alive"
-        || name.as_str() == "proxy-connection"
+/// Parses a header name the rules of `feign_header_rules` accept; `None` for any other.
+pub(crate) fn header_name(name: &str) -> Option<HeaderName> {
+    if !feign_header_rules::is_valid_name(name.as_bytes()) {
+        return None;
+    }
+    HeaderName::from_bytes(name.as_bytes()).ok()
 }
 
-/// Visible ASCII, space and tab only: no CR, LF, NUL, other controls, DEL or non-ASCII bytes.
+/// Headers that frame or route the message: only the transport sets them
+/// ([`feign_header_rules::FORBIDDEN_NAMES`]).
+pub(crate) fn is_forbidden_header(name: &HeaderName) -> bool {
+    feign_header_rules::is_forbidden_name(name.as_str())
+}
+
+/// Visible ASCII, space and tab only: no CR, LF, NUL, other controls, DEL or non-ASCII bytes
+/// ([`feign_header_rules::is_valid_value`]).
 pub(crate) fn is_clean_header_value(value: &[u8]) -> bool {
-    value
-        .iter()
-        .all(|&b| b == b'\t' || (0x20..0x7f).contains(&b))
+    feign_header_rules::is_valid_value(value)
 }
 
 #[cfg(test)]
@@ -51,11 +49,23 @@ mod tests {
             "transfer-encoding",
             "connection",
             "keep-alive",
+            "te",
+            "trailer",
+            "upgrade",
+            "proxy-connection",
         ] {
             assert!(is_forbidden_header(&HeaderName::from_static(name)));
         }
         assert!(!is_forbidden_header(&HeaderName::from_static(
             "x-request-id"
         )));
+    }
+
+    #[test]
+    fn header_names_are_tokens() {
+        assert_eq!(header_name("X-Request-Id").unwrap(), "x-request-id");
+        for bad in ["", "Bad Name", "X:", "caf\u{e9}", "a\r\nb"] {
+            assert!(header_name(bad).is_none(), "{bad:?}");
+        }
     }
 }

@@ -15,57 +15,10 @@ use tokio::time::Instant;
 use super::classify::Classification;
 use super::config::CircuitBreakerConfig;
 use super::metrics::{BreakerMetrics, CallKind};
+use super::state::{CircuitState, StateTransition};
 use super::window::{Rates, Window};
 use crate::clock::Clock;
 use crate::Error;
-
-/// The state of a circuit breaker.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum CircuitState {
-    /// Calls go through; outcomes are recorded.
-    Closed,
-    /// Calls are refused without any network I/O.
-    Open,
-    /// A fixed number of trial calls go through; the others are refused.
-    HalfOpen,
-}
-
-impl CircuitState {
-    pub(super) const ALL: [CircuitState; 3] = [
-        CircuitState::Closed,
-        CircuitState::Open,
-        CircuitState::HalfOpen,
-    ];
-
-    /// The name Resilience4j's metrics give the state: `closed`, `open` or `half_open`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            CircuitState::Closed => "closed",
-            CircuitState::Open => "open",
-            CircuitState::HalfOpen => "half_open",
-        }
-    }
-
-    fn from_bits(bits: u64) -> CircuitState {
-        match bits & STATE_MASK {
-            0 => CircuitState::Closed,
-            1 => CircuitState::Open,
-            _ => CircuitState::HalfOpen,
-        }
-    }
-}
-
-/// A circuit breaker changed state.
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct StateTransition {
-    /// The breaker's name: the method key, or the service for a per-client breaker.
-    pub breaker: Arc<str>,
-    /// The state it left.
-    pub from: CircuitState,
-    /// The state it entered.
-    pub to: CircuitState,
-}
 
 // The state word: state in bits 0-1, half-open permits left in bits 2-33, generation above.
 const STATE_MASK: u64 = 0b11;
@@ -80,6 +33,14 @@ fn pack(state: CircuitState, permits: u32, generation: u64) -> u64 {
         CircuitState::HalfOpen => 2,
     };
     state | (u64::from(permits) << PERMITS_SHIFT) | (generation << GENERATION_SHIFT)
+}
+
+fn unpack_state(word: u64) -> CircuitState {
+    match word & STATE_MASK {
+        0 => CircuitState::Closed,
+        1 => CircuitState::Open,
+        _ => CircuitState::HalfOpen,
+    }
 }
 
 fn permits(word: u64) -> u32 {
@@ -132,10 +93,10 @@ impl Breaker {
     #[cfg(test)]
     pub(crate) fn state(&self) -> CircuitState {
         let word = self.word.load(Ordering::Acquire);
-        let state = CircuitState::from_bits(word);
+        let state = unpack_state(word);
         if state == CircuitState::Open && self.wait_is_over() {
             self.half_open_after_wait(generation(word));
-            return CircuitState::from_bits(self.word.load(Ordering::Acquire));
+            return unpack_state(self.word.load(Ordering::Acquire));
         }
         state
     }
@@ -144,7 +105,7 @@ impl Breaker {
     pub(crate) fn acquire(self: &Arc<Self>) -> Result<Permit, Error> {
         loop {
             let word = self.word.load(Ordering::Acquire);
-            match CircuitState::from_bits(word) {
+            match unpack_state(word) {
                 CircuitState::Closed => return Ok(self.permit(generation(word))),
                 CircuitState::Open if self.wait_is_over() => {
                     self.half_open_after_wait(generation(word));
@@ -194,7 +155,7 @@ impl Breaker {
     fn half_open_after_wait(&self, generation_seen: u64) {
         let mut windows = self.lock();
         let word = self.word.load(Ordering::Acquire);
-        if CircuitState::from_bits(word) == CircuitState::Open
+        if unpack_state(word) == CircuitState::Open
             && generation(word) == generation_seen
             && self.wait_is_over()
         {
@@ -220,7 +181,7 @@ impl Breaker {
         if generation(word) != generation_admitted {
             return;
         }
-        match CircuitState::from_bits(word) {
+        match unpack_state(word) {
             CircuitState::Closed => {
                 let rates = windows.closed.record(failed, slow);
                 let minimum = self
@@ -257,7 +218,7 @@ impl Breaker {
         let _ = self
             .word
             .fetch_update(Ordering::AcqRel, Ordering::Acquire, |word| {
-                (CircuitState::from_bits(word) == CircuitState::HalfOpen
+                (unpack_state(word) == CircuitState::HalfOpen
                     && generation(word) == generation_admitted)
                     .then(|| word + (1 << PERMITS_SHIFT))
             });
@@ -266,7 +227,7 @@ impl Breaker {
     /// Moves from the state in `word` to `to`; the caller holds the windows' lock, so this is
     /// the only transition in progress.
     fn transition(&self, windows: &mut Windows, word: u64, to: CircuitState) {
-        let from = CircuitState::from_bits(word);
+        let from = unpack_state(word);
         let next_generation = generation(word).wrapping_add(1) & (u64::MAX >> GENERATION_SHIFT);
         let permits = match to {
             CircuitState::HalfOpen => self.config.permitted_number_of_calls_in_half_open_state,
@@ -496,7 +457,7 @@ mod tests {
                 permit.record(outcome);
             }
             let word = breaker.word.load(Ordering::Acquire);
-            assert_eq!(CircuitState::from_bits(word), CircuitState::Open);
+            assert_eq!(unpack_state(word), CircuitState::Open);
         }
     }
 }

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use tokio::sync::broadcast;
 
-use super::breaker::StateTransition;
+use super::state::StateTransition;
 use crate::Error;
 
 /// How many state transitions a slow subscriber may fall behind before it misses some.

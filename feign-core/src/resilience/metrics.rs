@@ -5,7 +5,7 @@
 
 use ::metrics::{Counter, Gauge};
 
-use super::breaker::CircuitState;
+use super::state::CircuitState;
 
 /// Gauge, labels `name` and `state`: 1 for the breaker's current state, 0 for the others.
 pub const CIRCUIT_BREAKER_STATE: &str = "resilience4j.circuitbreaker.state";

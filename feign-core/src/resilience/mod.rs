@@ -27,13 +27,13 @@ mod config;
 mod fallback;
 mod metrics;
 mod registry;
+mod state;
 mod window;
 
 use std::any::Any;
 use std::future::Future;
 use std::sync::Arc;
 
-pub use breaker::{CircuitState, StateTransition};
 pub use classify::{
     classifier_fn, Classification, ClassifierFn, DefaultClassifier, FailureClassifier,
 };
@@ -42,6 +42,7 @@ pub use fallback::FallbackFactory;
 pub use metrics::{
     BULKHEAD_AVAILABLE_CONCURRENT_CALLS, CIRCUIT_BREAKER_CALLS, CIRCUIT_BREAKER_STATE,
 };
+pub use state::{CircuitState, StateTransition};
 
 pub(crate) use fallback::Fallback;
 

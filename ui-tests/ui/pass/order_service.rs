@@ -2,8 +2,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use bytes::Bytes;
-use feign_core::{feign_client, Error, Response};
+use feign_core::{feign_client, Bytes, Error, Response};
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Deserialize)]

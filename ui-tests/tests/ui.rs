@@ -1,5 +1,5 @@
 //! Compile-time checks of `#[feign_client]`: every misuse fails on the token at fault, with a
-//! reviewed message in `tests/ui/*.stderr`. Regenerate with `TRYBUILD=overwrite` and review.
+//! reviewed message in `ui/*.stderr`. Regenerate with `TRYBUILD=overwrite` and review.
 
 #[test]
 fn ui() {
