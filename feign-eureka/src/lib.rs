@@ -1,15 +1,11 @@
-//! feign-eureka: a Netflix Eureka client for feign-rs services, and (feature `server`) an
-//! embedded Eureka-compatible registry.
+//! feign-eureka: a Netflix Eureka client for feign-rs services. The embedded Eureka-compatible
+//! registry lives in the `feign-eureka-server` crate.
 //!
 //! The client registers a service, renews its lease, and keeps a local copy of the registry
 //! that feeds feign-lb's load balancer through [`EurekaSupplier`]. It speaks the Eureka REST
 //! protocol as Spring Cloud Netflix and Netflix servers do (JSON, the exact register body,
 //! `lastDirtyTimestamp` rules, deltas with hash reconciliation), and it is tested against a real
 //! Spring Cloud Eureka server.
-//!
-//! | feature | default | what it adds |
-//! |---|---|---|
-//! | `server` | yes | the embedded registry, its dashboard and the `feign-eureka` binary |
 //!
 //! # Registration and discovery
 //!
@@ -84,9 +80,6 @@
 mod client;
 pub mod config;
 pub mod model;
-
-#[cfg(feature = "server")]
-pub mod server;
 
 pub use client::{
     BackupRegistry, Error, EurekaClient, EurekaClientBuilder, EurekaSupplier, InstanceConfig,

@@ -33,7 +33,7 @@ use feign_bench::backend::{Backend, ServerRuntime};
 use feign_bench::client::OrderService;
 use feign_bench::table::Table;
 use feign_bench::topology::{feign_balanced, instance_config, Renamed, SetupResult};
-use feign_eureka::server::EurekaServer;
+use feign_eureka_server::EurekaServer;
 use feign_eureka::EurekaClient;
 use feign_lb::LoadBalancer;
 use feign_tests::interop::JavaApp;

@@ -1,14 +1,12 @@
-//! The client against this crate's embedded registry (feature `server`): registration,
+//! The feign-eureka client against this crate's registry: registration,
 //! discovery, deltas with matching hashes, status changes, an admin override, a registry
 //! restart, and deregistration.
-
-#![cfg(feature = "server")]
 
 use std::future::Future;
 use std::time::{Duration, Instant};
 
 use feign_eureka::model::InstanceStatus;
-use feign_eureka::server::EurekaServer;
+use feign_eureka_server::EurekaServer;
 use feign_eureka::{EurekaClient, InstanceConfig};
 use feign_lb::InstanceSupplier;
 

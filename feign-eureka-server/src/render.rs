@@ -7,7 +7,7 @@ use super::cache::Payload;
 use super::lease::Lease;
 use super::record;
 use super::registry::AppTable;
-use crate::model::{reconcile_hash, Application, Applications, InstanceInfo, LeaseInfo};
+use feign_eureka::model::{reconcile_hash, Application, Applications, InstanceInfo, LeaseInfo};
 
 /// The stored instance with `leaseInfo` rebuilt from its lease (`decorateInstanceInfo`).
 pub(crate) fn decorate(lease: &Lease) -> InstanceInfo {

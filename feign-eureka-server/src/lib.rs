@@ -1,7 +1,8 @@
-//! An embedded Eureka-compatible registry (feature `server`, on by default).
+//! feign-eureka-server: an embedded Eureka-compatible registry for feign-rs, its dashboard and
+//! the `feign-eureka` binary.
 //!
 //! It speaks the Eureka REST API under both `/eureka/` and `/eureka/v2/`, so the Eureka client
-//! of this crate and Java/Spring Eureka clients register and discover through it: leases with
+//! of [`feign_eureka`] and Java/Spring Eureka clients register and discover through it: leases with
 //! the clients' durations, eviction, self-preservation, the two-level response cache, the
 //! three-minute delta queue with `apps__hashcode`, status overrides, `lastDirtyTimestamp` rules
 //! and asynchronous peer replication. An HTML dashboard is served at `/`.
@@ -15,9 +16,9 @@
 //!
 //! ```no_run
 //! use std::time::Duration;
-//! use feign_eureka::server::EurekaServer;
+//! use feign_eureka_server::EurekaServer;
 //!
-//! # async fn run() -> Result<(), feign_eureka::server::ServerError> {
+//! # async fn run() -> Result<(), feign_eureka_server::ServerError> {
 //! let server = EurekaServer::builder()
 //!     .bind("127.0.0.1:0")
 //!     .self_preservation(false)

@@ -1,7 +1,7 @@
 //! Load on the embedded registry: 10,000 registered instances, then renewals and full fetches
 //! at fixed rates together, with latency percentiles and memory per instance.
 //!
-//! Run with `cargo bench -p feign-eureka --bench server_load`. Environment knobs:
+//! Run with `cargo bench -p feign-eureka-server --bench server_load`. Environment knobs:
 //! `FEIGN_BENCH_INSTANCES` (10000), `FEIGN_BENCH_RENEWALS` per second (1000),
 //! `FEIGN_BENCH_FETCHES` per second (200), `FEIGN_BENCH_SECS` (10, at most 60).
 //!
@@ -12,7 +12,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use feign_eureka::server::EurekaServer;
+use feign_eureka_server::EurekaServer;
 use tokio::sync::Mutex;
 use tokio::time::MissedTickBehavior;
 

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use arc_swap::ArcSwap;
 
-use crate::model::InstanceInfo;
+use feign_eureka::model::InstanceInfo;
 
 /// One registered instance and the lease that keeps it alive.
 #[derive(Debug)]

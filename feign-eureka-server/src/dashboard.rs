@@ -14,7 +14,7 @@ use rand::Rng;
 use super::api::shutting_down;
 use super::record;
 use super::state::AppState;
-use crate::model::InstanceStatus;
+use feign_eureka::model::InstanceStatus;
 
 /// `GET /`.
 pub(crate) async fn page(State(state): State<Arc<AppState>>) -> Response {

@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use feign_eureka::server::EurekaServer;
+use feign_eureka_server::EurekaServer;
 use reqwest::Method;
 use server_support::{call, dev, get_json, instance, instances, register};
 use tokio::net::{TcpListener, TcpStream};

@@ -17,7 +17,7 @@ use super::record;
 use super::render;
 use super::replication::{ReplicationItem, Replicator};
 use super::rules::resolve_status;
-use crate::model::{ActionType, InstanceInfo, InstanceStatus};
+use feign_eureka::model::{ActionType, InstanceInfo, InstanceStatus};
 
 /// Leases by upper-case application name, then instance id.
 pub(crate) type AppTable = BTreeMap<String, BTreeMap<String, Arc<Lease>>>;

@@ -1,7 +1,7 @@
 //! Eureka's status override rules (`DownOrStartingRule`, `OverrideExistsRule`,
 //! `LeaseExistsRule`, then the instance's own status), first match wins.
 
-use crate::model::InstanceStatus;
+use feign_eureka::model::InstanceStatus;
 
 /// Resolves the status the registry stores for an instance.
 ///

@@ -11,7 +11,7 @@ use tokio::time::Instant;
 use super::config::ServerConfig;
 use super::record;
 use super::registry::Registry;
-use crate::model::{InstanceInfo, InstanceStatus};
+use feign_eureka::model::{InstanceInfo, InstanceStatus};
 
 /// The header marking a call as replicated; receivers neither re-replicate nor apply the
 /// client-only override rules.

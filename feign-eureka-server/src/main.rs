@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
 use feign_eureka::model::Applications;
-use feign_eureka::server::EurekaServer;
+use feign_eureka_server::EurekaServer;
 
 /// A Eureka-compatible service registry with a dashboard, and a client to inspect one.
 #[derive(Debug, Parser)]

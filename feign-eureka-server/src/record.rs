@@ -1,6 +1,6 @@
 //! The registry's view of a model [`InstanceInfo`]: the fields its algorithms read and write.
 
-use crate::model::{ActionType, InstanceInfo, InstanceStatus, LeaseInfo};
+use feign_eureka::model::{ActionType, InstanceInfo, InstanceStatus, LeaseInfo};
 
 /// Upper-case application name.
 pub(crate) fn app(info: &InstanceInfo) -> &str {

@@ -60,10 +60,10 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
-    use crate::model::{InstanceInfo, LeaseInfo};
-    use crate::server::clock::Clock;
-    use crate::server::config::ServerConfig;
-    use crate::server::replication::Replicator;
+    use feign_eureka::model::{InstanceInfo, LeaseInfo};
+    use crate::clock::Clock;
+    use crate::config::ServerConfig;
+    use crate::replication::Replicator;
 
     fn registry(self_preservation: bool, netflix_expiry: bool) -> Arc<Registry> {
         let config = ServerConfig {

@@ -1,7 +1,7 @@
 //! Input checks: Eureka's register validation, then this server's safety limits.
 
 use super::config::Limits;
-use crate::model::InstanceInfo;
+use feign_eureka::model::InstanceInfo;
 
 /// Checks an application name from a path or body: ASCII letters, digits, `.`, `_`, `-`.
 pub(crate) fn app_name(name: &str, limits: &Limits) -> Result<(), String> {

@@ -16,7 +16,7 @@ use super::registry::RenewOutcome;
 use super::replication::{self, BatchResponse, ReplicationList, REPLICATION_HEADER};
 use super::state::AppState;
 use super::validate;
-use crate::model::{InstanceInfo, InstanceStatus};
+use feign_eureka::model::{InstanceInfo, InstanceStatus};
 
 /// Entry point for every request under `/eureka/`.
 pub(crate) async fn handle(
@@ -282,7 +282,7 @@ impl Call<'_> {
             None => Err("missing status value".to_owned()),
             Some(raw) => raw
                 .parse()
-                .map_err(|e: crate::model::ParseStatusError| e.to_string()),
+                .map_err(|e: feign_eureka::model::ParseStatusError| e.to_string()),
         }
     }
 

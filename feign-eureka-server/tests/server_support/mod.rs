@@ -2,7 +2,7 @@
 //! loopback port, register bodies as Java clients send them, and a plain HTTP client.
 #![allow(dead_code, unreachable_pub)]
 
-use feign_eureka::server::{EurekaServer, EurekaServerBuilder};
+use feign_eureka_server::{EurekaServer, EurekaServerBuilder};
 use serde_json::Value;
 
 /// A builder for a registry on a free port that shows changes at once and evicts freely.
