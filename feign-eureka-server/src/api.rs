@@ -11,11 +11,12 @@ use axum::response::Response;
 use http::{header, HeaderMap, HeaderValue, Method, StatusCode};
 use percent_encoding::percent_decode_str;
 
-use super::cache::{gzip, CacheKey};
-use super::registry::RenewOutcome;
-use super::replication::{self, BatchResponse, ReplicationList, REPLICATION_HEADER};
-use super::state::AppState;
-use super::validate;
+use crate::batch::{BatchResponse, ItemResponse, ReplicationList, REPLICATION_HEADER};
+use crate::cache::{gzip, CacheKey};
+use crate::registry::RenewOutcome;
+use crate::replication;
+use crate::state::AppState;
+use crate::validate;
 use feign_eureka::model::{InstanceInfo, InstanceStatus};
 
 /// Entry point for every request under `/eureka/`.
@@ -356,7 +357,7 @@ impl Call<'_> {
                     });
                 match valid {
                     Ok(()) => replication::apply(&self.state.registry, item),
-                    Err(_) => replication::ItemResponse {
+                    Err(_) => ItemResponse {
                         status_code: 400,
                         response_entity: None,
                     },

@@ -11,9 +11,9 @@ use axum::response::Response;
 use http::{header, HeaderValue, StatusCode};
 use rand::Rng;
 
-use super::api::shutting_down;
-use super::record;
-use super::state::AppState;
+use crate::api::shutting_down;
+use crate::record;
+use crate::state::AppState;
 use feign_eureka::model::InstanceStatus;
 
 /// `GET /`.

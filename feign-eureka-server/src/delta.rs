@@ -3,7 +3,7 @@
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 
-use super::lease::Lease;
+use crate::lease::Lease;
 
 /// Changed leases with the time of the change; entries older than the retention are dropped.
 #[derive(Debug, Default)]

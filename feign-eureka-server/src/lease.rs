@@ -1,11 +1,15 @@
 //! A registration's lease: its timestamps, kept in atomics so renewals need no write lock.
 
+use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use arc_swap::ArcSwap;
 
 use feign_eureka::model::InstanceInfo;
+
+/// Leases by upper-case application name, then instance id.
+pub(crate) type AppTable = BTreeMap<String, BTreeMap<String, Arc<Lease>>>;
 
 /// One registered instance and the lease that keeps it alive.
 #[derive(Debug)]

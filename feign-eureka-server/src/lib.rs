@@ -42,6 +42,7 @@
 //! replicated after start re-register what it misses).
 
 mod api;
+mod batch;
 mod cache;
 mod clock;
 mod config;
@@ -54,6 +55,7 @@ mod record;
 mod registry;
 mod render;
 mod replication;
+mod replicator;
 mod rules;
 mod state;
 mod tasks;
@@ -74,7 +76,7 @@ pub use error::ServerError;
 use config::{RateLimit, ServerConfig};
 use rate::RateLimiter;
 use registry::Registry;
-use replication::Replicator;
+use replicator::Replicator;
 use state::AppState;
 
 /// A running registry. Dropping it leaves the server running until the runtime ends; call

@@ -5,7 +5,7 @@ use std::net::IpAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 
-use super::config::RateLimit;
+use crate::config::RateLimit;
 
 /// Eureka's `MeasuredRate`: counts events in the current minute and reports the last complete
 /// minute.

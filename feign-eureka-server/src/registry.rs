@@ -7,20 +7,18 @@ use std::sync::{Arc, Mutex, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use rand::seq::SliceRandom;
 
-use super::cache::{CacheKey, Payload, ResponseCache};
-use super::clock::Clock;
-use super::config::ServerConfig;
-use super::delta::DeltaQueue;
-use super::lease::Lease;
-use super::rate::MeasuredRate;
-use super::record;
-use super::render;
-use super::replication::{ReplicationItem, Replicator};
-use super::rules::resolve_status;
+use crate::batch::ReplicationItem;
+use crate::cache::{CacheKey, Payload, ResponseCache};
+use crate::clock::Clock;
+use crate::config::ServerConfig;
+use crate::delta::DeltaQueue;
+use crate::lease::{AppTable, Lease};
+use crate::rate::MeasuredRate;
+use crate::record;
+use crate::render;
+use crate::replicator::Replicator;
+use crate::rules::resolve_status;
 use feign_eureka::model::{ActionType, InstanceInfo, InstanceStatus};
-
-/// Leases by upper-case application name, then instance id.
-pub(crate) type AppTable = BTreeMap<String, BTreeMap<String, Arc<Lease>>>;
 
 #[derive(Debug, Default)]
 struct Tables {

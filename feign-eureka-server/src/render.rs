@@ -3,10 +3,9 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use super::cache::Payload;
-use super::lease::Lease;
-use super::record;
-use super::registry::AppTable;
+use crate::cache::Payload;
+use crate::lease::{AppTable, Lease};
+use crate::record;
 use feign_eureka::model::{reconcile_hash, Application, Applications, InstanceInfo, LeaseInfo};
 
 /// The stored instance with `leaseInfo` rebuilt from its lease (`decorateInstanceInfo`).

@@ -3,8 +3,8 @@
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
-use super::rate::RateLimiter;
-use super::registry::Registry;
+use crate::rate::RateLimiter;
+use crate::registry::Registry;
 
 /// Shared by every handler.
 #[derive(Debug)]

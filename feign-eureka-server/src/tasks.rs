@@ -7,7 +7,7 @@ use std::time::Duration;
 use tokio::task::JoinHandle;
 use tokio::time::{Instant, MissedTickBehavior};
 
-use super::registry::Registry;
+use crate::registry::Registry;
 
 fn every(
     registry: &Arc<Registry>,
@@ -60,10 +60,10 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
-    use feign_eureka::model::{InstanceInfo, LeaseInfo};
     use crate::clock::Clock;
     use crate::config::ServerConfig;
-    use crate::replication::Replicator;
+    use crate::replicator::Replicator;
+    use feign_eureka::model::{InstanceInfo, LeaseInfo};
 
     fn registry(self_preservation: bool, netflix_expiry: bool) -> Arc<Registry> {
         let config = ServerConfig {

@@ -1,6 +1,6 @@
 //! Input checks: Eureka's register validation, then this server's safety limits.
 
-use super::config::Limits;
+use crate::config::Limits;
 use feign_eureka::model::InstanceInfo;
 
 /// Checks an application name from a path or body: ASCII letters, digits, `.`, `_`, `-`.

@@ -6,8 +6,8 @@ use std::future::Future;
 use std::time::{Duration, Instant};
 
 use feign_eureka::model::InstanceStatus;
-use feign_eureka_server::EurekaServer;
 use feign_eureka::{EurekaClient, InstanceConfig};
+use feign_eureka_server::EurekaServer;
 use feign_lb::InstanceSupplier;
 
 async fn eventually<F, Fut>(what: &str, mut check: F)
