@@ -332,8 +332,10 @@ async fn oversized_registry_is_refused_and_the_cache_kept() {
     for n in 2..200 {
         server.put(instance("orders", n));
     }
-    let err = eureka.refresh().await.unwrap_err().to_string();
-    assert!(err.contains("larger than"), "{err}");
+    let err = eureka.refresh().await.unwrap_err();
+    assert_eq!(err.to_string(), "registry fetch failed");
+    let why = client_support::chain(&err);
+    assert!(why.contains("larger than"), "{why}");
     assert_eq!(eureka.instances("orders").unwrap().len(), 1);
 }
 

@@ -280,7 +280,7 @@ impl SpringConfig {
                     "registration needs spring.application.name or eureka.instance.appname";
                 return Err(match register_key {
                     Some(property) => property.error(reason).into(),
-                    None => Error::ConfigFile(reason.to_owned()),
+                    None => Error::InvalidInstance(reason.to_owned()),
                 });
             }
             (None, None) => {}
