@@ -1,6 +1,7 @@
 //! The Eureka REST API under `/eureka/` and `/eureka/v2/`: one dispatcher that splits the path
 //! itself, so `apps` and `apps/`, percent-encoding and every bad input are handled in one place.
 
+use std::fmt;
 use std::net::SocketAddr;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -16,7 +17,7 @@ use crate::cache::{gzip, CacheKey};
 use crate::registry::RenewOutcome;
 use crate::replication;
 use crate::state::AppState;
-use crate::validate;
+use crate::validate::{self, Invalid};
 use feign_eureka::model::{InstanceInfo, InstanceStatus};
 
 /// Entry point for every request under `/eureka/`.
@@ -108,7 +109,7 @@ fn known(segs: &[&str]) -> bool {
 
 /// The decoded path segments after `/eureka/` (and an optional `v2/`), without a trailing
 /// empty segment.
-fn segments(path: &str) -> Result<Vec<String>, String> {
+fn segments(path: &str) -> Result<Vec<String>, Invalid> {
     let rest = path.strip_prefix("/eureka/").unwrap_or("");
     let rest = rest.strip_prefix("v2/").unwrap_or(rest);
     let rest = rest.strip_suffix('/').unwrap_or(rest);
@@ -117,7 +118,7 @@ fn segments(path: &str) -> Result<Vec<String>, String> {
             percent_decode_str(raw)
                 .decode_utf8()
                 .map(|s| s.into_owned())
-                .map_err(|_| "path segment is not valid UTF-8".to_owned())
+                .map_err(|_| Invalid::from("path segment is not valid UTF-8"))
         })
         .collect()
 }
@@ -173,13 +174,14 @@ impl Call<'_> {
         }
     }
 
-    fn ldt(&self) -> Result<Option<u64>, String> {
+    fn ldt(&self) -> Result<Option<u64>, Invalid> {
         match self.param("lastDirtyTimestamp") {
             None | Some("") => Ok(None),
-            Some(raw) => raw
-                .parse()
-                .map(Some)
-                .map_err(|_| format!("lastDirtyTimestamp {raw:?} is not a number of milliseconds")),
+            Some(raw) => raw.parse().map(Some).map_err(|_| {
+                Invalid::from(format!(
+                    "lastDirtyTimestamp {raw:?} is not a number of milliseconds"
+                ))
+            }),
         }
     }
 
@@ -277,13 +279,11 @@ impl Call<'_> {
         }
     }
 
-    fn status_value(&self, required: bool) -> Result<InstanceStatus, String> {
+    fn status_value(&self, required: bool) -> Result<InstanceStatus, Invalid> {
         match self.param("value") {
             None if !required => Ok(InstanceStatus::Unknown),
-            None => Err("missing status value".to_owned()),
-            Some(raw) => raw
-                .parse()
-                .map_err(|e: feign_eureka::model::ParseStatusError| e.to_string()),
+            None => Err("missing status value".into()),
+            Some(raw) => Ok(raw.parse()?),
         }
     }
 
@@ -399,8 +399,8 @@ fn empty(status: StatusCode) -> Response {
 }
 
 /// A plain-text reason (400, 413, 415, 429).
-pub(crate) fn text(status: StatusCode, reason: String) -> Response {
-    let mut response = Response::new(Body::from(reason));
+pub(crate) fn text(status: StatusCode, reason: impl fmt::Display) -> Response {
+    let mut response = Response::new(Body::from(reason.to_string()));
     *response.status_mut() = status;
     response.headers_mut().insert(
         header::CONTENT_TYPE,

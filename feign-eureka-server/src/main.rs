@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
 use feign_eureka::model::Applications;
-use feign_eureka_server::EurekaServer;
+use feign_eureka_server::{EurekaServer, ServerError};
 
 /// A Eureka-compatible service registry with a dashboard, and a client to inspect one.
 #[derive(Debug, Parser)]
@@ -70,14 +70,48 @@ async fn main() -> ExitCode {
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
-        Err(message) => {
-            eprintln!("error: {message}");
+        Err(error) => {
+            eprintln!("error: {}", error_chain(&error));
             ExitCode::FAILURE
         }
     }
 }
 
-async fn run_server(args: Serve) -> Result<(), String> {
+/// Why a subcommand failed; `main` prints it with its sources.
+#[derive(Debug, thiserror::Error)]
+enum CliError {
+    /// The registry did not start.
+    #[error(transparent)]
+    Start(#[from] ServerError),
+    /// Ctrl-C cannot be waited for.
+    #[error("cannot wait for ctrl-c")]
+    Signal(#[source] std::io::Error),
+    /// The HTTP client of `apps` cannot be built, or reading the answer failed.
+    #[error(transparent)]
+    Http(#[from] reqwest::Error),
+    /// The registry did not answer.
+    #[error("cannot reach {url}")]
+    Unreachable {
+        /// The service URL.
+        url: String,
+        /// Why, without the URL again.
+        #[source]
+        source: reqwest::Error,
+    },
+    /// The registry answered with an error status.
+    #[error("{url}apps/ answered {status}")]
+    Status {
+        /// The service URL.
+        url: String,
+        /// The status.
+        status: reqwest::StatusCode,
+    },
+    /// The registry answered something that is not a registry.
+    #[error("unreadable registry")]
+    Unreadable(#[source] serde_json::Error),
+}
+
+async fn run_server(args: Serve) -> Result<(), CliError> {
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()),
@@ -95,19 +129,16 @@ async fn run_server(args: Serve) -> Result<(), String> {
         .read_only_cache(!args.no_read_only_cache)
         .eviction_interval(Duration::from_secs(args.eviction_interval.max(1)))
         .start()
-        .await
-        .map_err(|e| error_chain(&e))?;
+        .await?;
     println!("eureka registry: {}", server.url());
     println!("dashboard:       {}", server.dashboard_url());
-    tokio::signal::ctrl_c()
-        .await
-        .map_err(|e| format!("cannot wait for ctrl-c: {e}"))?;
+    tokio::signal::ctrl_c().await.map_err(CliError::Signal)?;
     println!("shutting down");
     server.shutdown().await;
     Ok(())
 }
 
-fn error_chain(error: &dyn std::error::Error) -> String {
+fn error_chain(error: &(dyn std::error::Error + 'static)) -> String {
     let mut message = error.to_string();
     let mut source = error.source();
     while let Some(cause) = source {
@@ -118,30 +149,32 @@ fn error_chain(error: &dyn std::error::Error) -> String {
     message
 }
 
-async fn list_apps(args: Apps) -> Result<(), String> {
+async fn list_apps(args: Apps) -> Result<(), CliError> {
     let mut url = args.server;
     if !url.ends_with('/') {
         url.push('/');
     }
     let client = reqwest::Client::builder()
         .timeout(Duration::from_secs(10))
-        .build()
-        .map_err(|e| error_chain(&e))?;
+        .build()?;
     let response = client
         .get(format!("{url}apps/"))
         .header("Accept", "application/json")
         .send()
         .await
-        .map_err(|e| format!("cannot reach {url}: {}", error_chain(&e.without_url())))?;
+        .map_err(|e| CliError::Unreachable {
+            url: url.clone(),
+            source: e.without_url(),
+        })?;
     let status = response.status();
     if !status.is_success() {
-        return Err(format!("{url}apps/ answered {status}"));
+        return Err(CliError::Status { url, status });
     }
     let body = response
         .bytes()
         .await
-        .map_err(|e| error_chain(&e.without_url()))?;
-    let apps = Applications::from_json(&body).map_err(|e| format!("unreadable registry: {e}"))?;
+        .map_err(reqwest::Error::without_url)?;
+    let apps = Applications::from_json(&body).map_err(CliError::Unreadable)?;
     print!("{}", table(&apps));
     Ok(())
 }

@@ -98,6 +98,20 @@ pub(crate) fn spawn_workers(
         .collect()
 }
 
+/// Why a batch did not reach a peer.
+#[derive(Debug, thiserror::Error)]
+enum DeliveryError {
+    /// The batch could not be written as JSON.
+    #[error("cannot encode the batch")]
+    Encode(#[source] serde_json::Error),
+    /// The request failed or the peer answered with an error status.
+    #[error(transparent)]
+    Http(#[from] reqwest::Error),
+    /// The peer's answer is not a batch response.
+    #[error("unreadable batch response")]
+    Decode(#[source] serde_json::Error),
+}
+
 struct Worker {
     registry: Weak<Registry>,
     peer: String,
@@ -133,7 +147,8 @@ impl Worker {
                     return;
                 }
                 Err(error) => {
-                    tracing::debug!(peer = %self.url, %error, attempt, "replication batch failed");
+                    let error = &error as &(dyn std::error::Error + Send + Sync + 'static);
+                    tracing::debug!(peer = %self.url, error, attempt, "replication batch failed");
                     tokio::time::sleep(Duration::from_millis(100 << attempt)).await;
                 }
             }
@@ -145,8 +160,8 @@ impl Worker {
         );
     }
 
-    async fn post(&self, body: &ReplicationList) -> Result<BatchResponse, String> {
-        let body = serde_json::to_vec(body).map_err(|e| e.to_string())?;
+    async fn post(&self, body: &ReplicationList) -> Result<BatchResponse, DeliveryError> {
+        let body = serde_json::to_vec(body).map_err(DeliveryError::Encode)?;
         let response = self
             .client
             .post(&self.url)
@@ -156,10 +171,9 @@ impl Worker {
             .body(body)
             .send()
             .await
-            .and_then(reqwest::Response::error_for_status)
-            .map_err(|e| e.to_string())?;
-        let bytes = response.bytes().await.map_err(|e| e.to_string())?;
-        serde_json::from_slice(&bytes).map_err(|e| e.to_string())
+            .and_then(reqwest::Response::error_for_status)?;
+        let bytes = response.bytes().await?;
+        serde_json::from_slice(&bytes).map_err(DeliveryError::Decode)
     }
 
     /// Eureka's follow-ups: a heartbeat the peer does not know becomes a register of our copy;
