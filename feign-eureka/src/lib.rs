@@ -33,8 +33,10 @@
 //! ```
 //!
 //! Leave out [`EurekaClientBuilder::instance`] to only discover; set
-//! [`EurekaClientBuilder::fetch_registry`] to `false` to only register. Settings can come from
-//! Spring property names instead ([`SpringConfig`]):
+//! [`EurekaClientBuilder::fetch_registry`] to `false` to only register. With the `config`
+//! feature, settings can come from Spring property names instead
+//! ([`EurekaClientBuilder::config`] over a `feign_config::Config`, as feign-core's and
+//! feign-lb's builders read theirs, or [`SpringConfig`] to load and build in one go):
 //!
 //! ```no_run
 //! # async fn run() -> Result<(), feign_eureka::Error> {
@@ -46,6 +48,12 @@
 //! # Ok(())
 //! # }
 //! ```
+//!
+//! # Cargo features
+//!
+//! | feature | default | what it adds |
+//! |---|---|---|
+//! | `config` | yes | [`EurekaClientBuilder::config`] and [`SpringConfig`]: Spring's `eureka.*` properties (the [`config`] module's table) from `application.yml`, `application.properties` and the environment, through the feign-config crate |
 //!
 //! # Behaviour worth knowing
 //!
@@ -78,6 +86,7 @@
 //!   routable instance's metadata is held once.
 
 mod client;
+#[cfg(feature = "config")]
 pub mod config;
 pub mod model;
 
@@ -85,4 +94,5 @@ pub use client::{
     BackupRegistry, Error, EurekaClient, EurekaClientBuilder, EurekaSupplier, InstanceConfig,
     RegistryCache,
 };
+#[cfg(feature = "config")]
 pub use config::SpringConfig;

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use client_support::FakeEureka;
 use feign_eureka::model::{InstanceInfo, InstanceStatus, PortInfo};
-use feign_eureka::SpringConfig;
+use feign_eureka::{EurekaClient, InstanceConfig, SpringConfig};
 
 fn java_style_yaml(url: &str) -> String {
     format!(
@@ -226,6 +226,28 @@ fn discovery_only_without_an_application_name() {
         .builder()
         .unwrap();
     assert!(format!("{builder:?}").contains("instance: None"));
+}
+
+#[test]
+fn builder_config_overrides_earlier_setters_and_yields_to_later_ones() {
+    let config = feign_config::Config::from_yaml_str(
+        "eureka.client:\n  service-url.defaultZone: http://10.0.0.1:8761/eureka/\n  registry-fetch-interval-seconds: 7\n  register-with-eureka: false\n",
+        "application.yml",
+    )
+    .unwrap();
+    let builder = EurekaClient::builder()
+        .service_urls(["http://10.0.0.9:8761/eureka/"])
+        .registry_fetch_interval(Duration::from_secs(60))
+        .instance(InstanceConfig::new("before", 8080))
+        .config(&config)
+        .unwrap();
+    let debug = format!("{builder:?}");
+    assert!(debug.contains("10.0.0.1"), "{debug}");
+    assert!(!debug.contains("10.0.0.9"), "{debug}");
+    assert!(debug.contains("registry_fetch_interval: 7s"), "{debug}");
+    assert!(debug.contains("instance: None"), "{debug}");
+    let later = builder.registry_fetch_interval(Duration::from_secs(3));
+    assert!(format!("{later:?}").contains("registry_fetch_interval: 3s"));
 }
 
 #[test]

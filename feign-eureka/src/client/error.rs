@@ -26,11 +26,11 @@ pub enum Error {
     /// The client was built with neither registration nor discovery.
     #[error("nothing to do: registration and registry fetching are both disabled")]
     NothingToDo,
-    /// An instance configuration that cannot be registered (also: registration asked for in
-    /// the configuration without an application name).
+    /// An instance configuration that cannot be registered.
     #[error("invalid instance configuration: {0}")]
     InvalidInstance(String),
     /// A configuration key that is unknown or has an unusable value.
+    #[cfg(feature = "config")]
     #[error("invalid configuration key `{key}` in {origin}: {reason}")]
     Config {
         /// The key as written in the file or environment.
@@ -41,6 +41,7 @@ pub enum Error {
         reason: String,
     },
     /// A configuration file that could not be read or parsed.
+    #[cfg(feature = "config")]
     #[error("cannot read configuration")]
     ConfigFile(#[source] feign_config::ConfigError),
     /// The first registry fetch failed and the client was told to require it. The source
@@ -56,6 +57,7 @@ pub enum Error {
     HttpClient(#[source] BoxError),
 }
 
+#[cfg(feature = "config")]
 impl From<feign_config::ConfigError> for Error {
     fn from(error: feign_config::ConfigError) -> Self {
         match error {
