@@ -5,10 +5,10 @@ use feign_eureka::model::{
     InstanceStatus, LeaseInfo, PortInfo,
 };
 
-const FULL: &str = include_str!("client_golden/full_registry.json");
-const EMPTY: &str = include_str!("client_golden/empty_registry.json");
-const REGISTER: &str = include_str!("client_golden/register_body_spec.json");
-const LEGACY: &str = include_str!("client_golden/legacy_variants.json");
+const FULL: &str = include_str!("../client_golden/full_registry.json");
+const EMPTY: &str = include_str!("../client_golden/empty_registry.json");
+const REGISTER: &str = include_str!("../client_golden/register_body_spec.json");
+const LEGACY: &str = include_str!("../client_golden/legacy_variants.json");
 
 #[test]
 fn full_registry_round_trips_byte_for_byte() {

@@ -2,19 +2,17 @@
 //! reconciliation (C6), outages (C1, C2), tolerant parsing (C4), poisoned registrations (C5),
 //! the mass-disappearance guard (C3), gzip, and change notification for feign-lb.
 
-mod client_support;
-
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use client_support::{instance, FakeEureka, Mode};
+use crate::support::{instance, FakeEureka, Mode};
 use feign_eureka::model::{ActionType, Application, Applications, InstanceInfo, InstanceStatus};
 use feign_eureka::{BackupRegistry, EurekaClient, EurekaClientBuilder};
 use feign_lb::InstanceSupplier;
 use tokio::time::{sleep, Instant};
 
-const LEGACY: &str = include_str!("client_golden/legacy_variants.json");
+const LEGACY: &str = include_str!("../client_golden/legacy_variants.json");
 
 fn builder(server: &FakeEureka) -> EurekaClientBuilder {
     EurekaClient::builder()
@@ -334,7 +332,7 @@ async fn oversized_registry_is_refused_and_the_cache_kept() {
     }
     let err = eureka.refresh().await.unwrap_err();
     assert_eq!(err.to_string(), "registry fetch failed");
-    let why = client_support::chain(&err);
+    let why = crate::support::chain(&err);
     assert!(why.contains("larger than"), "{why}");
     assert_eq!(eureka.instances("orders").unwrap().len(), 1);
 }

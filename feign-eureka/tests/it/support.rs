@@ -6,8 +6,6 @@
 //! configured delta (403 when none). Every request is recorded with its (tokio) arrival time.
 //! Switches make it drop connections, hang, or answer a fixed status.
 
-#![allow(dead_code, unreachable_pub)]
-
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::net::SocketAddr;
@@ -25,24 +23,24 @@ use tokio::time::Instant;
 
 /// One request as the server saw it.
 #[derive(Clone, Debug)]
-pub struct Recorded {
-    pub method: Method,
-    pub path: String,
-    pub query: BTreeMap<String, String>,
-    pub headers: HeaderMap,
-    pub body: Bytes,
-    pub at: Instant,
+pub(crate) struct Recorded {
+    pub(crate) method: Method,
+    pub(crate) path: String,
+    pub(crate) query: BTreeMap<String, String>,
+    pub(crate) headers: HeaderMap,
+    pub(crate) body: Bytes,
+    pub(crate) at: Instant,
 }
 
 impl Recorded {
-    pub fn is(&self, method: &str, path_prefix: &str) -> bool {
+    pub(crate) fn is(&self, method: &str, path_prefix: &str) -> bool {
         self.method.as_str() == method && self.path.starts_with(path_prefix)
     }
 }
 
 /// How the server behaves.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Mode {
+pub(crate) enum Mode {
     /// Answers like Eureka.
     Normal,
     /// Accepts connections and closes them at once (requests are still recorded as attempts).
@@ -72,14 +70,14 @@ struct State {
 
 /// The running fake server.
 #[derive(Clone)]
-pub struct FakeEureka {
-    pub addr: SocketAddr,
+pub(crate) struct FakeEureka {
+    pub(crate) addr: SocketAddr,
     state: Arc<Mutex<State>>,
     _tasks: Arc<Mutex<JoinSet<()>>>,
 }
 
 impl FakeEureka {
-    pub async fn start() -> FakeEureka {
+    pub(crate) async fn start() -> FakeEureka {
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
         let state = Arc::new(Mutex::new(State {
@@ -120,38 +118,38 @@ impl FakeEureka {
     }
 
     /// The service URL to give the client.
-    pub fn url(&self) -> String {
+    pub(crate) fn url(&self) -> String {
         format!("http://{}/eureka/", self.addr)
     }
 
-    pub fn set_mode(&self, mode: Mode) {
+    pub(crate) fn set_mode(&self, mode: Mode) {
         self.state.lock().unwrap().mode = Some(mode);
     }
 
-    pub fn set_heartbeat_status(&self, status: Option<u16>) {
+    pub(crate) fn set_heartbeat_status(&self, status: Option<u16>) {
         self.state.lock().unwrap().heartbeat_status = status;
     }
 
-    pub fn set_gzip(&self, gzip: bool) {
+    pub(crate) fn set_gzip(&self, gzip: bool) {
         self.state.lock().unwrap().gzip = gzip;
     }
 
-    pub fn set_delta(&self, delta: Option<String>) {
+    pub(crate) fn set_delta(&self, delta: Option<String>) {
         self.state.lock().unwrap().delta = delta;
     }
 
-    pub fn set_full_override(&self, full: Option<String>) {
+    pub(crate) fn set_full_override(&self, full: Option<String>) {
         self.state.lock().unwrap().full_override = full;
     }
 
     /// Puts an instance straight into the registry (as another client's registration would).
-    pub fn put(&self, info: InstanceInfo) {
+    pub(crate) fn put(&self, info: InstanceInfo) {
         let key = (info.app.clone(), info.id().to_owned());
         self.state.lock().unwrap().registry.insert(key, info);
     }
 
     /// Removes an instance (as an eviction would).
-    pub fn remove(&self, app: &str, id: &str) {
+    pub(crate) fn remove(&self, app: &str, id: &str) {
         self.state
             .lock()
             .unwrap()
@@ -160,15 +158,15 @@ impl FakeEureka {
     }
 
     /// Forgets every registration (as a restarted server would).
-    pub fn forget_all(&self) {
+    pub(crate) fn forget_all(&self) {
         self.state.lock().unwrap().registry.clear();
     }
 
-    pub fn registry(&self) -> Applications {
+    pub(crate) fn registry(&self) -> Applications {
         registry_of(&self.state.lock().unwrap())
     }
 
-    pub fn instance(&self, app: &str, id: &str) -> Option<InstanceInfo> {
+    pub(crate) fn instance(&self, app: &str, id: &str) -> Option<InstanceInfo> {
         self.state
             .lock()
             .unwrap()
@@ -177,23 +175,23 @@ impl FakeEureka {
             .cloned()
     }
 
-    pub fn requests(&self) -> Vec<Recorded> {
+    pub(crate) fn requests(&self) -> Vec<Recorded> {
         self.state.lock().unwrap().requests.clone()
     }
 
-    pub fn requests_matching(&self, method: &str, prefix: &str) -> Vec<Recorded> {
+    pub(crate) fn requests_matching(&self, method: &str, prefix: &str) -> Vec<Recorded> {
         self.requests()
             .into_iter()
             .filter(|r| r.is(method, prefix))
             .collect()
     }
 
-    pub fn connection_attempts(&self) -> Vec<Instant> {
+    pub(crate) fn connection_attempts(&self) -> Vec<Instant> {
         self.state.lock().unwrap().connection_attempts.clone()
     }
 
     /// Waits (in virtual or real time) until `count` requests match, polling every 10 ms.
-    pub async fn wait_for(&self, method: &str, prefix: &str, count: usize) -> Vec<Recorded> {
+    pub(crate) async fn wait_for(&self, method: &str, prefix: &str, count: usize) -> Vec<Recorded> {
         for _ in 0..10_000 {
             let found = self.requests_matching(method, prefix);
             if found.len() >= count {
@@ -368,7 +366,7 @@ async fn handle(
 }
 
 /// An instance of `app` at `10.0.0.{n}:8080`, UP, id `{app}-{n}`.
-pub fn instance(app: &str, n: u8) -> InstanceInfo {
+pub(crate) fn instance(app: &str, n: u8) -> InstanceInfo {
     let mut info = InstanceInfo::new(app, format!("10.0.0.{n}"), format!("10.0.0.{n}"), 8080);
     info.instance_id = Some(format!("{}-{n}", app.to_ascii_lowercase()));
     info.vip_address = Some(app.to_ascii_lowercase());
@@ -377,23 +375,23 @@ pub fn instance(app: &str, n: u8) -> InstanceInfo {
 
 /// One `feign_eureka` log event as a test subscriber saw it, with its (tokio) time.
 #[derive(Clone, Debug)]
-pub struct Logged {
-    pub at: Instant,
-    pub level: tracing::Level,
-    pub message: String,
+pub(crate) struct Logged {
+    pub(crate) at: Instant,
+    pub(crate) level: tracing::Level,
+    pub(crate) message: String,
     /// Every other field, as `name=value`.
-    pub fields: BTreeMap<String, String>,
+    pub(crate) fields: BTreeMap<String, String>,
 }
 
 /// Records the `feign_eureka` events at DEBUG and above while installed on this thread.
 #[derive(Clone, Default)]
-pub struct LogCapture {
+pub(crate) struct LogCapture {
     events: Arc<Mutex<Vec<Logged>>>,
 }
 
 impl LogCapture {
     /// Installs a capture as this thread's default subscriber until the guard is dropped.
-    pub fn install() -> (LogCapture, tracing::subscriber::DefaultGuard) {
+    pub(crate) fn install() -> (LogCapture, tracing::subscriber::DefaultGuard) {
         use tracing_subscriber::layer::SubscriberExt;
         let capture = LogCapture::default();
         let filter = tracing_subscriber::filter::Targets::new()
@@ -405,12 +403,12 @@ impl LogCapture {
         (capture, guard)
     }
 
-    pub fn events(&self) -> Vec<Logged> {
+    pub(crate) fn events(&self) -> Vec<Logged> {
         self.events.lock().unwrap().clone()
     }
 
     /// The events at `level` whose message is `message`.
-    pub fn matching(&self, level: tracing::Level, message: &str) -> Vec<Logged> {
+    pub(crate) fn matching(&self, level: tracing::Level, message: &str) -> Vec<Logged> {
         self.events()
             .into_iter()
             .filter(|e| e.level == level && e.message == message)
@@ -450,7 +448,7 @@ impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for LogCapture {
 }
 
 /// An error and its sources, `: `-separated, as a log line would show them.
-pub fn chain(error: &(dyn std::error::Error + 'static)) -> String {
+pub(crate) fn chain(error: &(dyn std::error::Error + 'static)) -> String {
     let mut text = error.to_string();
     let mut source = error.source();
     while let Some(error) = source {

@@ -1,11 +1,9 @@
 //! Spring property names from YAML, properties files and the environment, checked end to end:
 //! the client built from them registers what they say with a loopback Eureka.
 
-mod client_support;
-
 use std::time::Duration;
 
-use client_support::FakeEureka;
+use crate::support::FakeEureka;
 use feign_eureka::model::{InstanceInfo, InstanceStatus, PortInfo};
 use feign_eureka::{EurekaClient, InstanceConfig, SpringConfig};
 

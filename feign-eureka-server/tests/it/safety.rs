@@ -2,12 +2,10 @@
 //! absurd lease durations, registration floods, markup in instance data, and arbitrary
 //! requests, none of which may crash it or be accepted silently.
 
-mod server_support;
-
+use crate::support::{call, dev, get_json, http, instance, register, start};
 use proptest::prelude::*;
 use reqwest::Method;
 use serde_json::Value;
-use server_support::{call, dev, get_json, http, instance, register, start};
 
 const LDT: u64 = 1_732_881_099_990;
 

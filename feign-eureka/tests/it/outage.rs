@@ -2,12 +2,10 @@
 //! time: the server is picked again every 10–30 minutes (Eureka's sessioned client), and a long
 //! outage warns at most once a minute per failing task (C1).
 
-mod client_support;
-
 use std::collections::BTreeSet;
 use std::time::Duration;
 
-use client_support::{instance, FakeEureka, LogCapture, Mode};
+use crate::support::{instance, FakeEureka, LogCapture, Mode};
 use feign_eureka::model::Applications;
 use feign_eureka::{EurekaClient, InstanceConfig};
 use tokio::time::{sleep, Instant};

@@ -1,11 +1,9 @@
 //! Registration against a Eureka-speaking server on 127.0.0.1: the register body and headers,
 //! heartbeat cadence, 404 re-registration, backoff, status changes, jitter, basic auth.
 
-mod client_support;
-
 use std::time::Duration;
 
-use client_support::{FakeEureka, Mode};
+use crate::support::{FakeEureka, Mode};
 use feign_eureka::model::{InstanceInfo, InstanceStatus, PortInfo};
 use feign_eureka::{EurekaClient, InstanceConfig};
 use tokio::time::{sleep as advance, Instant};

@@ -1,11 +1,9 @@
 //! Shutdown: deregistration first (E1), bounded when Eureka hangs (E2), and dropping the client
 //! or its runtime without shutdown (E3).
 
-mod client_support;
-
 use std::time::Duration;
 
-use client_support::{instance, FakeEureka, Mode};
+use crate::support::{instance, FakeEureka, Mode};
 use feign_eureka::{EurekaClient, InstanceConfig};
 use tokio::time::{sleep, Instant};
 

@@ -1,16 +1,14 @@
 //! Peer replication between three in-process registries. Every peer link runs through a TCP
 //! proxy the test can cut, so a partition is a real loss of connectivity.
 
-mod server_support;
-
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use crate::support::{call, dev, get_json, instance, instances, register};
 use feign_eureka_server::EurekaServer;
 use reqwest::Method;
-use server_support::{call, dev, get_json, instance, instances, register};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::task::JoinHandle;
 

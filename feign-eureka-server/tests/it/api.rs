@@ -1,13 +1,11 @@
 //! The embedded registry's REST API against Eureka's contract: endpoints under both prefixes,
 //! the exact JSON shape, status codes, override and `lastDirtyTimestamp` rules, deltas, gzip.
 
-mod server_support;
-
 use std::io::Read;
 
+use crate::support::{call, get_json, http, instance, instances, register, start};
 use reqwest::Method;
 use serde_json::Value;
-use server_support::{call, get_json, http, instance, instances, register, start};
 
 const LDT: u64 = 1_732_881_099_990;
 
@@ -414,7 +412,7 @@ async fn registry_documents_are_gzipped_when_asked() {
 
 #[tokio::test]
 async fn the_read_only_cache_serves_the_last_refresh_until_the_next() {
-    let server = server_support::dev()
+    let server = crate::support::dev()
         .read_only_cache(true)
         .response_cache_update_interval(std::time::Duration::from_millis(300))
         .start()

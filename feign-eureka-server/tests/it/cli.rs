@@ -1,13 +1,11 @@
 //! The `feign-eureka` binary: `--help` on each command, `apps` listing an embedded registry,
 //! and `serve` answering on its port.
 
-mod server_support;
-
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use server_support::{get_json, instance, register, start};
+use crate::support::{get_json, instance, register, start};
 
 const BIN: &str = env!("CARGO_BIN_EXE_feign-eureka");
 

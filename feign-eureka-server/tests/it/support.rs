@@ -1,12 +1,10 @@
 //! Helpers shared by the `server_*` integration tests: a dev-configured registry on a free
 //! loopback port, register bodies as Java clients send them, and a plain HTTP client.
-#![allow(dead_code, unreachable_pub)]
-
 use feign_eureka_server::{EurekaServer, EurekaServerBuilder};
 use serde_json::Value;
 
 /// A builder for a registry on a free port that shows changes at once and evicts freely.
-pub fn dev() -> EurekaServerBuilder {
+pub(crate) fn dev() -> EurekaServerBuilder {
     EurekaServer::builder()
         .bind("127.0.0.1:0")
         .self_preservation(false)
@@ -14,12 +12,12 @@ pub fn dev() -> EurekaServerBuilder {
 }
 
 /// Starts [`dev`].
-pub async fn start() -> EurekaServer {
+pub(crate) async fn start() -> EurekaServer {
     dev().start().await.expect("registry starts")
 }
 
 /// A client that neither decompresses nor follows redirects, so tests see the wire.
-pub fn http() -> reqwest::Client {
+pub(crate) fn http() -> reqwest::Client {
     reqwest::Client::builder()
         .no_gzip()
         .no_proxy()
@@ -29,7 +27,7 @@ pub fn http() -> reqwest::Client {
 }
 
 /// A register body like §3.11 of the protocol notes.
-pub fn instance(app: &str, id: &str, port: u16, status: &str, ldt: u64) -> Value {
+pub(crate) fn instance(app: &str, id: &str, port: u16, status: &str, ldt: u64) -> Value {
     serde_json::json!({"instance": {
         "instanceId": id,
         "hostName": "127.0.0.1",
@@ -58,7 +56,7 @@ pub fn instance(app: &str, id: &str, port: u16, status: &str, ldt: u64) -> Value
 }
 
 /// POSTs `body` to `{base}apps/{app}`; returns the status.
-pub async fn register(base: &str, app: &str, body: &Value) -> u16 {
+pub(crate) async fn register(base: &str, app: &str, body: &Value) -> u16 {
     http()
         .post(format!("{base}apps/{app}"))
         .header("Content-Type", "application/json")
@@ -72,7 +70,7 @@ pub async fn register(base: &str, app: &str, body: &Value) -> u16 {
 }
 
 /// Sends `method` to `{base}{path}` and returns status and body.
-pub async fn call(method: reqwest::Method, base: &str, path: &str) -> (u16, String) {
+pub(crate) async fn call(method: reqwest::Method, base: &str, path: &str) -> (u16, String) {
     let response = http()
         .request(method, format!("{base}{path}"))
         .header("Accept", "application/json")
@@ -84,14 +82,14 @@ pub async fn call(method: reqwest::Method, base: &str, path: &str) -> (u16, Stri
 }
 
 /// `GET {base}{path}` parsed as JSON (asserting 200).
-pub async fn get_json(base: &str, path: &str) -> Value {
+pub(crate) async fn get_json(base: &str, path: &str) -> Value {
     let (status, body) = call(reqwest::Method::GET, base, path).await;
     assert_eq!(status, 200, "GET {path}: {body}");
     serde_json::from_str(&body).expect("json")
 }
 
 /// The instances of every application of a `{"applications":...}` document.
-pub fn instances(doc: &Value) -> Vec<Value> {
+pub(crate) fn instances(doc: &Value) -> Vec<Value> {
     doc["applications"]["application"]
         .as_array()
         .expect("application is an array")

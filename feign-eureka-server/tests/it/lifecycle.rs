@@ -1,12 +1,10 @@
 //! Leases over time: eviction (with Eureka's doubled expiry), self-preservation, and graceful
 //! shutdown with requests in flight (case E4).
 
-mod server_support;
-
 use std::time::Duration;
 
+use crate::support::{call, dev, instance, register};
 use reqwest::Method;
-use server_support::{call, dev, instance, register};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 

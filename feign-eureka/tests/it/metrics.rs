@@ -1,11 +1,9 @@
 //! The registry staleness gauge, read back from `metrics-util`'s DebuggingRecorder while a
 //! Eureka-speaking server on 127.0.0.1 answers and then drops connections (paused time).
 
-mod client_support;
-
 use std::time::Duration;
 
-use client_support::{instance, FakeEureka, Mode};
+use crate::support::{instance, FakeEureka, Mode};
 use feign_eureka::EurekaClient;
 use metrics_util::debugging::{DebugValue, DebuggingRecorder, Snapshotter};
 use tokio::time::sleep;
@@ -29,9 +27,9 @@ fn staleness_gauge(snapshotter: &Snapshotter) -> Option<f64> {
 async fn staleness_is_published_after_fetches_and_on_demand() {
     let recorder = DebuggingRecorder::new();
     let snapshotter = recorder.snapshotter();
-    recorder
-        .install()
-        .expect("the only recorder of this binary");
+    // This thread's recorder, not the global one: other tests of the binary run clients too,
+    // and this current-thread runtime runs the client's tasks on this thread.
+    let _recorder = ::metrics::set_default_local_recorder(&recorder);
 
     let server = FakeEureka::start().await;
     server.put(instance("orders", 1));

@@ -1,13 +1,11 @@
 //! This crate's Eureka client against the embedded registry: registration, discovery through
 //! full fetches and deltas, status changes and deregistration, end to end over HTTP.
 
-mod server_support;
-
 use std::time::Duration;
 
+use crate::support::start;
 use feign_eureka::model::InstanceStatus;
 use feign_eureka::{EurekaClient, InstanceConfig};
-use server_support::start;
 
 async fn client(url: &str, app: &str, id: &str, port: u16) -> EurekaClient {
     EurekaClient::builder()
