@@ -446,15 +446,3 @@ impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for LogCapture {
         self.events.lock().unwrap().push(logged);
     }
 }
-
-/// An error and its sources, `: `-separated, as a log line would show them.
-pub(crate) fn chain(error: &(dyn std::error::Error + 'static)) -> String {
-    let mut text = error.to_string();
-    let mut source = error.source();
-    while let Some(error) = source {
-        text.push_str(": ");
-        text.push_str(&error.to_string());
-        source = error.source();
-    }
-    text
-}
