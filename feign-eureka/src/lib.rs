@@ -39,6 +39,7 @@
 //! feign-lb's builders read theirs, or [`SpringConfig`] to load and build in one go):
 //!
 //! ```no_run
+//! # #[cfg(feature = "config")]
 //! # async fn run() -> Result<(), feign_eureka::Error> {
 //! let eureka = feign_eureka::SpringConfig::from_file("application.yml")?
 //!     .merge_env()
