@@ -332,7 +332,9 @@ async fn oversized_registry_is_refused_and_the_cache_kept() {
     }
     let err = eureka.refresh().await.unwrap_err();
     assert_eq!(err.to_string(), "registry fetch failed");
-    let why = std::error::Error::source(&err).expect("the reason").to_string();
+    let why = std::error::Error::source(&err)
+        .expect("the reason")
+        .to_string();
     assert!(why.contains("larger than"), "{why}");
     assert_eq!(eureka.instances("orders").unwrap().len(), 1);
 }
