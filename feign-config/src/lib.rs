@@ -8,7 +8,7 @@
 //! | `spring.cloud.openfeign.client.*`, `feign.client.*` | `feign_core::Builder::config` |
 //! | `spring.cloud.openfeign.circuitbreaker.*`, `feign.circuitbreaker.*`, `resilience4j.circuitbreaker.*`, `resilience4j.bulkhead.*` | `feign_core::Builder::config` |
 //! | `spring.cloud.loadbalancer.*` | `feign_lb::Builder::config` |
-//! | `eureka.*`, `spring.application.name`, `server.port` | `feign_eureka::SpringConfig` |
+//! | `eureka.*`, `spring.application.name`, `server.port` | `feign_eureka::EurekaClientBuilder::config` (and `feign_eureka::SpringConfig`) |
 //!
 //! What it does, as Spring Boot does:
 //!

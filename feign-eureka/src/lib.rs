@@ -1,15 +1,11 @@
-//! feign-eureka: a Netflix Eureka client for feign-rs services, and (feature `server`) an
-//! embedded Eureka-compatible registry.
+//! feign-eureka: a Netflix Eureka client for feign-rs services. The embedded Eureka-compatible
+//! registry lives in the `feign-eureka-server` crate.
 //!
 //! The client registers a service, renews its lease, and keeps a local copy of the registry
 //! that feeds feign-lb's load balancer through [`EurekaSupplier`]. It speaks the Eureka REST
 //! protocol as Spring Cloud Netflix and Netflix servers do (JSON, the exact register body,
 //! `lastDirtyTimestamp` rules, deltas with hash reconciliation), and it is tested against a real
 //! Spring Cloud Eureka server.
-//!
-//! | feature | default | what it adds |
-//! |---|---|---|
-//! | `server` | yes | the embedded registry, its dashboard and the `feign-eureka` binary |
 //!
 //! # Registration and discovery
 //!
@@ -37,10 +33,13 @@
 //! ```
 //!
 //! Leave out [`EurekaClientBuilder::instance`] to only discover; set
-//! [`EurekaClientBuilder::fetch_registry`] to `false` to only register. Settings can come from
-//! Spring property names instead ([`SpringConfig`]):
+//! [`EurekaClientBuilder::fetch_registry`] to `false` to only register. With the `config`
+//! feature, settings can come from Spring property names instead
+//! ([`EurekaClientBuilder::config`] over a `feign_config::Config`, as feign-core's and
+//! feign-lb's builders read theirs, or [`SpringConfig`] to load and build in one go):
 //!
 //! ```no_run
+//! # #[cfg(feature = "config")]
 //! # async fn run() -> Result<(), feign_eureka::Error> {
 //! let eureka = feign_eureka::SpringConfig::from_file("application.yml")?
 //!     .merge_env()
@@ -50,6 +49,12 @@
 //! # Ok(())
 //! # }
 //! ```
+//!
+//! # Cargo features
+//!
+//! | feature | default | what it adds |
+//! |---|---|---|
+//! | `config` | yes | [`EurekaClientBuilder::config`] and [`SpringConfig`]: Spring's `eureka.*` properties (the [`config`] module's table) from `application.yml`, `application.properties` and the environment, through the feign-config crate |
 //!
 //! # Behaviour worth knowing
 //!
@@ -82,14 +87,13 @@
 //!   routable instance's metadata is held once.
 
 mod client;
+#[cfg(feature = "config")]
 pub mod config;
 pub mod model;
-
-#[cfg(feature = "server")]
-pub mod server;
 
 pub use client::{
     BackupRegistry, Error, EurekaClient, EurekaClientBuilder, EurekaSupplier, InstanceConfig,
     RegistryCache,
 };
+#[cfg(feature = "config")]
 pub use config::SpringConfig;

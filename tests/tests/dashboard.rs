@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use feign_eureka::server::EurekaServer;
+use feign_eureka_server::EurekaServer;
 use feign_tests::interop::http_request;
 
 /// Chromium's path: `$CHROMIUM`, else `/usr/bin/chromium`.

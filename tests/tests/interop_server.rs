@@ -7,8 +7,8 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use feign_eureka::model::{Applications, InstanceStatus};
-use feign_eureka::server::EurekaServer;
 use feign_eureka::{EurekaClient, InstanceConfig};
+use feign_eureka_server::EurekaServer;
 use feign_tests::interop::{http_get, JavaApp};
 use serde_json::Value;
 

@@ -3,8 +3,8 @@
 use std::error::Error as StdError;
 use std::time::{Duration, Instant};
 
-use feign_eureka::server::EurekaServer;
 use feign_eureka::{EurekaClient, InstanceConfig};
+use feign_eureka_server::EurekaServer;
 use feign_lb::{InstanceSupplier, Instances, LoadBalancer, Policy, StaticSupplier};
 use futures_util::future::BoxFuture;
 

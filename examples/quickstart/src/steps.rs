@@ -7,8 +7,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use feign_core::{feign_client, BearerAuth, Error, ErrorDecoder, Response};
-use feign_eureka::server::EurekaServer;
 use feign_eureka::EurekaClient;
+use feign_eureka_server::EurekaServer;
 use feign_lb::{LoadBalancer, Policy};
 
 use crate::instance::{Conflict, Instance, NewOrder, Order};

@@ -6,6 +6,8 @@ use std::path::{Path, PathBuf};
 
 use crate::model::{Application, Applications, InstanceInfo};
 
+use super::error::Chain;
+
 /// Instances a client serves when no Eureka server answers its first fetch, like Netflix's
 /// `BackupRegistry`: a Eureka registry document in a file (for example one saved from
 /// `GET /eureka/apps` with `Accept: application/json`), a fixed list of instances, or both.
@@ -55,8 +57,8 @@ impl BackupRegistry {
     }
 
     /// The backup listing: the file's applications (if it reads) with the fixed instances
-    /// added. `Err` describes why nothing could be loaded.
-    pub(crate) fn load(&self, max_bytes: usize) -> Result<Applications, String> {
+    /// added. `Err` says why nothing could be loaded.
+    pub(crate) fn load(&self, max_bytes: usize) -> Result<Applications, BackupError> {
         let mut by_app: BTreeMap<String, Vec<InstanceInfo>> = BTreeMap::new();
         let mut file_error = None;
         if let Some(path) = &self.file {
@@ -67,7 +69,7 @@ impl BackupRegistry {
                     }
                 }
                 Err(e) => {
-                    tracing::warn!(target: "feign_eureka", error = %e, "backup registry file left out");
+                    tracing::warn!(target: "feign_eureka", error = %Chain(&e), "backup registry file left out");
                     file_error = Some(e);
                 }
             }
@@ -79,7 +81,7 @@ impl BackupRegistry {
                 .push(info.clone());
         }
         if by_app.is_empty() {
-            return Err(file_error.unwrap_or_else(|| "the backup registry is empty".to_owned()));
+            return Err(file_error.unwrap_or(BackupError::Empty));
         }
         Ok(Applications::new(
             by_app
@@ -90,16 +92,57 @@ impl BackupRegistry {
     }
 }
 
-fn read_listing(path: &Path, max_bytes: usize) -> Result<Applications, String> {
-    let describe = |what: String| format!("{}: {what}", path.display());
-    let len = std::fs::metadata(path)
-        .map_err(|e| describe(e.to_string()))?
-        .len();
+/// Why a backup registry could not be loaded.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum BackupError {
+    /// Neither a readable file nor fixed instances.
+    #[error("the backup registry is empty")]
+    Empty,
+    /// The file could not be read.
+    #[error("cannot read {}", .path.display())]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// The operating system's reason.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The file is larger than the registry size limit.
+    #[error("{}: larger than {max_bytes} bytes", .path.display())]
+    TooLarge {
+        /// The file.
+        path: PathBuf,
+        /// The limit.
+        max_bytes: usize,
+    },
+    /// The file is not a Eureka `{"applications":{...}}` document.
+    #[error("{}: not a eureka registry", .path.display())]
+    NotARegistry {
+        /// The file.
+        path: PathBuf,
+        /// Why it does not parse.
+        #[source]
+        source: serde_json::Error,
+    },
+}
+
+fn read_listing(path: &Path, max_bytes: usize) -> Result<Applications, BackupError> {
+    let read = |source| BackupError::Read {
+        path: path.to_owned(),
+        source,
+    };
+    let len = std::fs::metadata(path).map_err(read)?.len();
     if len > max_bytes as u64 {
-        return Err(describe(format!("larger than {max_bytes} bytes")));
+        return Err(BackupError::TooLarge {
+            path: path.to_owned(),
+            max_bytes,
+        });
     }
-    let json = std::fs::read(path).map_err(|e| describe(e.to_string()))?;
-    Applications::from_json(&json).map_err(|e| describe(format!("not a eureka registry: {e}")))
+    let json = std::fs::read(path).map_err(read)?;
+    Applications::from_json(&json).map_err(|source| BackupError::NotARegistry {
+        path: path.to_owned(),
+        source,
+    })
 }
 
 impl fmt::Debug for BackupRegistry {

@@ -12,6 +12,7 @@ use tokio::time::{sleep_until, Instant};
 use crate::model::Applications;
 
 use super::backoff::Backoff;
+use super::error::{Chain, FetchError};
 use super::registry::{Excluded, Snapshot};
 use super::shared::Shared;
 use super::throttle::{WarnThrottle, WARN_EVERY};
@@ -55,7 +56,8 @@ impl Discovery {
         }
     }
 
-    fn warn_rate_limited(&self, error: &str) {
+    fn warn_rate_limited(&self, error: &FetchError) {
+        let error = Chain(error);
         match self.warnings.permit() {
             Some(held_back) => {
                 let stale = self
@@ -81,14 +83,14 @@ impl Discovery {
     }
 
     /// One fetch, then the staleness gauge updated whether it worked or not.
-    pub(crate) async fn fetch(&self, transport: &Transport) -> Result<(), String> {
+    pub(crate) async fn fetch(&self, transport: &Transport) -> Result<(), FetchError> {
         let result = self.fetch_once(transport).await;
         self.shared.staleness();
         result
     }
 
     /// One fetch: a delta when possible (with hash reconciliation), else a full fetch.
-    async fn fetch_once(&self, transport: &Transport) -> Result<(), String> {
+    async fn fetch_once(&self, transport: &Transport) -> Result<(), FetchError> {
         let _guard = self.fetching.lock().await;
         let current = self.shared.snapshot();
         let full = self.config.disable_delta
@@ -132,12 +134,15 @@ impl Discovery {
         Ok(())
     }
 
-    async fn fetch_full(&self, transport: &Transport, current: &Snapshot) -> Result<(), String> {
+    async fn fetch_full(
+        &self,
+        transport: &Transport,
+        current: &Snapshot,
+    ) -> Result<(), FetchError> {
         let answer = transport
             .execute(Call::FetchFull, Method::GET, "apps/", &[], None, None)
             .await?;
-        let apps = Applications::from_json(&answer.body)
-            .map_err(|e| format!("unreadable registry: {e}"))?;
+        let apps = Applications::from_json(&answer.body).map_err(FetchError::Unreadable)?;
         if apps.skipped > 0 {
             tracing::warn!(target: "feign_eureka", skipped = apps.skipped, "unreadable applications skipped");
         }

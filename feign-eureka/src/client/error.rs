@@ -1,4 +1,10 @@
-//! The client's error type.
+//! The client's error type, and the internal errors it carries as its source.
+
+use std::error::Error as StdError;
+use std::fmt;
+
+/// The source of an [`Error`]: one of the client's internal errors, or the HTTP library's.
+type BoxError = Box<dyn StdError + Send + Sync>;
 
 /// What can go wrong building, starting or configuring a [`crate::EurekaClient`].
 ///
@@ -24,6 +30,7 @@ pub enum Error {
     #[error("invalid instance configuration: {0}")]
     InvalidInstance(String),
     /// A configuration key that is unknown or has an unusable value.
+    #[cfg(feature = "config")]
     #[error("invalid configuration key `{key}` in {origin}: {reason}")]
     Config {
         /// The key as written in the file or environment.
@@ -34,20 +41,23 @@ pub enum Error {
         reason: String,
     },
     /// A configuration file that could not be read or parsed.
-    #[error("cannot read configuration: {0}")]
-    ConfigFile(String),
-    /// The first registry fetch failed and the client was told to require it.
-    #[error("initial registry fetch failed: {0}")]
-    InitialFetch(String),
+    #[cfg(feature = "config")]
+    #[error("cannot read configuration")]
+    ConfigFile(#[source] feign_config::ConfigError),
+    /// The first registry fetch failed and the client was told to require it. The source
+    /// says why (the server and what failed, or why the document was unreadable).
+    #[error("initial registry fetch failed")]
+    InitialFetch(#[source] BoxError),
     /// An on-demand registry fetch ([`crate::EurekaClient::refresh`]) failed; the cached
-    /// registry is kept.
-    #[error("registry fetch failed: {0}")]
-    Fetch(String),
+    /// registry is kept. The source says why.
+    #[error("registry fetch failed")]
+    Fetch(#[source] BoxError),
     /// The HTTP client could not be built.
-    #[error("cannot build the http client: {0}")]
-    HttpClient(String),
+    #[error("cannot build the http client")]
+    HttpClient(#[source] BoxError),
 }
 
+#[cfg(feature = "config")]
 impl From<feign_config::ConfigError> for Error {
     fn from(error: feign_config::ConfigError) -> Self {
         match error {
@@ -60,7 +70,68 @@ impl From<feign_config::ConfigError> for Error {
                 origin,
                 reason,
             },
-            other => Error::ConfigFile(other.to_string()),
+            other => Error::ConfigFile(other),
         }
+    }
+}
+
+/// Why a call to the Eureka servers failed; messages never contain credentials.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum CallError {
+    /// No server left to try.
+    #[error("no eureka server to try")]
+    NoServer,
+    /// The last server tried answered with a status the call does not accept.
+    #[error("{url} answered {status}")]
+    Status {
+        /// The URL called, without user info.
+        url: String,
+        /// The status it answered.
+        status: u16,
+    },
+    /// The request failed: `kind` is `timed out`, `connection failed`, ...
+    #[error("{url}: {kind}")]
+    Request {
+        /// The URL called, without user info.
+        url: String,
+        /// What failed, in a few words.
+        kind: &'static str,
+        /// The HTTP library's error.
+        #[source]
+        source: reqwest::Error,
+    },
+    /// The body was longer than the configured limit.
+    #[error("{url}: body larger than {limit} bytes")]
+    TooLarge {
+        /// The URL called, without user info.
+        url: String,
+        /// The limit, in bytes.
+        limit: usize,
+    },
+}
+
+/// Why a registry fetch failed.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum FetchError {
+    /// The call failed.
+    #[error(transparent)]
+    Call(#[from] CallError),
+    /// The server answered a document that is not a Eureka registry.
+    #[error("unreadable registry")]
+    Unreadable(#[source] serde_json::Error),
+}
+
+/// Shows an error and its sources, `: `-separated, for log lines.
+pub(crate) struct Chain<'a>(pub(crate) &'a (dyn StdError + 'static));
+
+impl fmt::Display for Chain<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.0)?;
+        let mut source = self.0.source();
+        while let Some(error) = source {
+            write!(f, ": {error}")?;
+            source = error.source();
+        }
+        Ok(())
     }
 }

@@ -35,6 +35,7 @@ pub use instance_config::InstanceConfig;
 pub use supplier::EurekaSupplier;
 
 use discovery::Discovery;
+use error::Chain;
 use registration::Registration;
 use shared::Shared;
 use transport::Transport;
@@ -137,16 +138,16 @@ impl EurekaClient {
                 match backup {
                     Some(Ok(listing)) => {
                         let count = discovery.serve_backup(listing);
-                        tracing::warn!(target: "feign_eureka", error = %e, instances = count, "initial registry fetch failed; serving the backup registry until a fetch succeeds");
+                        tracing::warn!(target: "feign_eureka", error = %Chain(&e), instances = count, "initial registry fetch failed; serving the backup registry until a fetch succeeds");
                     }
                     Some(Err(_)) | None if builder.enforce_fetch_at_init => {
-                        return Err(Error::InitialFetch(e));
+                        return Err(Error::InitialFetch(Box::new(e)));
                     }
                     Some(Err(backup_error)) => {
-                        tracing::warn!(target: "feign_eureka", error = %e, %backup_error, "initial registry fetch failed and the backup registry did not load; starting with an empty registry");
+                        tracing::warn!(target: "feign_eureka", error = %Chain(&e), backup_error = %Chain(&backup_error), "initial registry fetch failed and the backup registry did not load; starting with an empty registry");
                     }
                     None => {
-                        tracing::warn!(target: "feign_eureka", error = %e, "initial registry fetch failed; starting with an empty registry");
+                        tracing::warn!(target: "feign_eureka", error = %Chain(&e), "initial registry fetch failed; starting with an empty registry");
                     }
                 }
             }
@@ -280,7 +281,7 @@ impl EurekaClient {
             Some(discovery) => discovery
                 .fetch(&self.inner.context.transport)
                 .await
-                .map_err(Error::Fetch),
+                .map_err(|e| Error::Fetch(Box::new(e))),
             None => Ok(()),
         }
     }

@@ -14,6 +14,7 @@ use tokio::time::{sleep_until, Instant};
 use crate::model::InstanceStatus;
 
 use super::backoff::Backoff;
+use super::error::{CallError, Chain};
 use super::throttle::{WarnThrottle, WARN_EVERY};
 use super::transport::{Call, Transport};
 use super::InstanceConfig;
@@ -123,7 +124,8 @@ impl Registration {
 
     /// Logs a failed registration or heartbeat: a warning at most once a minute, debug
     /// otherwise. `status` is Eureka's answer, `error` the transport failure.
-    fn failed(&self, what: &'static str, status: Option<u16>, error: Option<&str>) {
+    fn failed(&self, what: &'static str, status: Option<u16>, error: Option<&CallError>) {
+        let error = error.map(|e| tracing::field::display(Chain(e)));
         match self.warnings.permit() {
             Some(held_back) => {
                 tracing::warn!(target: "feign_eureka", app = %self.app, id = %self.id, status, error, unlogged_failures = held_back, "{what}");
@@ -233,7 +235,7 @@ impl Registration {
                 tracing::info!(target: "feign_eureka", app = %self.app, id = %self.id, status = answer.status, "deregistered from eureka")
             }
             Ok(Err(e)) => {
-                tracing::warn!(target: "feign_eureka", app = %self.app, id = %self.id, error = %e, "deregistration failed")
+                tracing::warn!(target: "feign_eureka", app = %self.app, id = %self.id, error = %Chain(&e), "deregistration failed")
             }
             Err(_) => {
                 tracing::warn!(target: "feign_eureka", app = %self.app, id = %self.id, "deregistration timed out")

@@ -12,6 +12,7 @@ use rand::{Rng, SeedableRng};
 use tokio::time::Instant;
 
 use super::endpoint::{ordered, Endpoint};
+use super::error::CallError;
 use super::Error;
 
 /// At most this many servers are tried per call (`DEFAULT_NUMBER_OF_RETRIES`).
@@ -91,7 +92,7 @@ impl Transport {
             feign_core::reqwest_builder(config.connect_timeout, Some(config.read_timeout), None)
                 .user_agent(concat!("feign-eureka/", env!("CARGO_PKG_VERSION")))
                 .build()
-                .map_err(|e| Error::HttpClient(e.to_string()))?;
+                .map_err(|e| Error::HttpClient(Box::new(e)))?;
         let mut rng = match config.seed {
             Some(seed) => SmallRng::seed_from_u64(seed),
             None => SmallRng::from_rng(&mut rand::rng()),
@@ -156,8 +157,7 @@ impl Transport {
         }
     }
 
-    /// Sends one call, trying up to three servers; `Err` carries a description of the last
-    /// failure (no credentials).
+    /// Sends one call, trying up to three servers; `Err` is the last failure (no credentials).
     pub(crate) async fn execute(
         &self,
         call: Call,
@@ -166,8 +166,8 @@ impl Transport {
         query: &[(&str, String)],
         body: Option<Bytes>,
         timeout: Option<Duration>,
-    ) -> Result<Answer, String> {
-        let mut last = String::from("no eureka server to try");
+    ) -> Result<Answer, CallError> {
+        let mut last = CallError::NoServer;
         for endpoint in self.candidates() {
             match self
                 .send(
@@ -185,7 +185,10 @@ impl Transport {
                     return Ok(answer);
                 }
                 Ok(answer) => {
-                    last = format!("{endpoint}{path} answered {}", answer.status);
+                    last = CallError::Status {
+                        url: format!("{endpoint}{path}"),
+                        status: answer.status,
+                    };
                 }
                 Err(e) => last = e,
             }
@@ -203,7 +206,7 @@ impl Transport {
         query: &[(&str, String)],
         body: Option<Bytes>,
         timeout: Option<Duration>,
-    ) -> Result<Answer, String> {
+    ) -> Result<Answer, CallError> {
         let url = format!("{}{path}", endpoint.base);
         let mut request = self
             .http
@@ -231,7 +234,11 @@ impl Transport {
             } else {
                 "request failed"
             };
-            format!("{url}: {kind}")
+            CallError::Request {
+                url: url.clone(),
+                kind,
+                source: e,
+            }
         };
         let mut response = request.send().await.map_err(describe)?;
         let status = response.status().as_u16();
@@ -246,12 +253,18 @@ impl Transport {
             .content_length()
             .is_some_and(|len| len > limit as u64)
         {
-            return Err(format!("{url}: body larger than {limit} bytes"));
+            return Err(CallError::TooLarge {
+                url: url.clone(),
+                limit,
+            });
         }
         let mut body = BytesMut::new();
         while let Some(chunk) = response.chunk().await.map_err(describe)? {
             if body.len() + chunk.len() > limit {
-                return Err(format!("{url}: body larger than {limit} bytes"));
+                return Err(CallError::TooLarge {
+                    url: url.clone(),
+                    limit,
+                });
             }
             body.extend_from_slice(&chunk);
         }

@@ -1,5 +1,7 @@
-//! Spring Boot property names for the client, read from `application.yml`,
-//! `application.properties` or the environment, so a team can carry its settings over.
+//! Spring Boot property names for the client (feature `config`), read from `application.yml`,
+//! `application.properties` or the environment, so a team can carry its settings over:
+//! [`EurekaClientBuilder::config`] applies them to a builder, as feign-core's and feign-lb's
+//! `Builder::config` do; [`SpringConfig`] loads them and makes a builder in one go.
 //!
 //! | property | builder setting |
 //! |---|---|
@@ -153,20 +155,61 @@ impl SpringConfig {
         self.config.get(key).ok().flatten().map(|p| p.as_str())
     }
 
-    /// Builds a client builder from these properties; an unknown `eureka.` key or a value
-    /// that does not parse is an error naming the key and its file.
+    /// Builds a client builder from these properties
+    /// (`EurekaClientBuilder::default().config(..)`, see [`EurekaClientBuilder::config`]); an
+    /// unknown `eureka.` key or a value that does not parse is an error naming the key and its
+    /// file.
     pub fn builder(&self) -> Result<EurekaClientBuilder, Error> {
-        let mut builder = EurekaClientBuilder::default();
+        Ok(EurekaClientBuilder::default().config(&self.config)?)
+    }
+}
+
+impl EurekaClientBuilder {
+    /// Applies the Spring properties of the [module table](crate::config) (`eureka.client.*`,
+    /// `eureka.instance.*`, `spring.application.name`, `server.port`). Values from `config`
+    /// override what was set on the builder before the call (service URLs in `config` replace
+    /// the builder's; `eureka.client.register-with-eureka: false` removes its instance);
+    /// setters called after it override `config`.
+    ///
+    /// An unknown `eureka.` key or a value that does not parse is an error naming the key and
+    /// its file; `eureka.server.*`, `eureka.dashboard.*` and keys outside `eureka.` are ignored.
+    ///
+    /// ```
+    /// use feign_config::Config;
+    /// use feign_eureka::EurekaClient;
+    ///
+    /// let yaml = "spring.application.name: orders\neureka.client.service-url.defaultZone: http://127.0.0.1:8761/eureka/\n";
+    /// let config = Config::from_yaml_str(yaml, "application.yml")?;
+    /// let builder = EurekaClient::builder().config(&config)?;
+    /// # let _ = builder;
+    /// let typo = Config::from_yaml_str("eureka.client.registry-fetch-interval: 5", "application.yml")?;
+    /// let err = EurekaClient::builder().config(&typo).unwrap_err();
+    /// assert_eq!(
+    ///     err.to_string(),
+    ///     "invalid configuration key `eureka.client.registry-fetch-interval` in application.yml: unknown eureka property"
+    /// );
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// It returns the error [`start`](EurekaClientBuilder::start) does, so a builder chain has
+    /// one `?`: [`Error::Config`] names the key, [`Error::ConfigFile`] keeps the
+    /// [`ConfigError`] as its source.
+    pub fn config(self, config: &Config) -> Result<Self, Error> {
+        self.apply_config(config).map_err(Error::from)
+    }
+
+    fn apply_config(self, config: &Config) -> Result<Self, ConfigError> {
+        let mut builder = self;
+        let mut replaced_urls = false;
         let mut instance = InstanceSettings::default();
-        let mut register: Option<bool> = None;
-        let mut register_key: Option<Property> = None;
-        if let Some(name) = self.config.get("spring.application.name")? {
+        let mut register: Option<(bool, Property)> = None;
+        if let Some(name) = config.get("spring.application.name")? {
             instance.app_name = Some(name.as_str());
         }
-        if let Some(port) = self.config.get("server.port")? {
+        if let Some(port) = config.get("server.port")? {
             instance.server_port = Some(port.as_number::<u16>()?);
         }
-        for property in self.config.section("eureka")? {
+        for property in config.section("eureka")? {
             let lower = property.name().to_owned();
             let value = property.as_str();
             let secs = |p: &Property| p.as_duration(DurationUnit::Seconds);
@@ -177,7 +220,11 @@ impl SpringConfig {
                 let zone = property.rest_as_written(2);
                 let urls = property.as_list();
                 if urls.is_empty() {
-                    return Err(property.error("no url").into());
+                    return Err(property.error("no url"));
+                }
+                if !replaced_urls {
+                    builder.service_urls.clear();
+                    replaced_urls = true;
                 }
                 builder = builder.zone_service_urls(&zone, urls);
                 continue;
@@ -194,8 +241,7 @@ impl SpringConfig {
             }
             match lower.as_str() {
                 "eureka.client.registerwitheureka" => {
-                    register = Some(property.as_bool()?);
-                    register_key = Some(property.clone());
+                    register = Some((property.as_bool()?, property.clone()));
                 }
                 "eureka.client.fetchregistry" => {
                     builder = builder.fetch_registry(property.as_bool()?)
@@ -259,29 +305,24 @@ impl SpringConfig {
                     )
                 }
                 "eureka.client.backupregistryimpl" => {
-                    return Err(property
-                        .error(
-                            "names a Java class; give a BackupRegistry to \
+                    return Err(property.error(
+                        "names a Java class; give a BackupRegistry to \
                              EurekaClientBuilder::backup_registry instead",
-                        )
-                        .into())
+                    ))
                 }
-                _ => return Err(unknown(&property).into()),
+                _ => return Err(unknown(&property)),
             }
         }
         if let Some(zone) = &instance.availability_zone {
             builder = builder.preferred_zone(zone.clone());
         }
         match (register, instance.app_name.clone()) {
-            (Some(false), _) => {}
+            (Some((false, _)), _) => builder.instance = None,
             (_, Some(name)) => builder = builder.instance(instance.into_config(&name)),
-            (Some(true), None) => {
-                let reason =
-                    "registration needs spring.application.name or eureka.instance.appname";
-                return Err(match register_key {
-                    Some(property) => property.error(reason).into(),
-                    None => Error::ConfigFile(reason.to_owned()),
-                });
+            (Some((true, property)), None) => {
+                return Err(property.error(
+                    "registration needs spring.application.name or eureka.instance.appname",
+                ));
             }
             (None, None) => {}
         }

@@ -1,0 +1,126 @@
+//! The `peerreplication/batch` wire types: replicated operations and the answers to them.
+
+use serde::{Deserialize, Serialize};
+
+use crate::record;
+use feign_eureka::model::{InstanceInfo, InstanceStatus};
+
+/// The header marking a call as replicated; receivers neither re-replicate nor apply the
+/// client-only override rules.
+pub(crate) const REPLICATION_HEADER: &str = "x-netflix-discovery-replication";
+
+/// One replicated operation (`ReplicationInstance`).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct ReplicationItem {
+    pub(crate) app_name: String,
+    pub(crate) id: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) last_dirty_timestamp: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) overridden_status: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) status: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) instance_info: Option<InstanceInfo>,
+    pub(crate) action: Action,
+}
+
+/// `PeerAwareInstanceRegistryImpl.Action`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) enum Action {
+    Heartbeat,
+    Register,
+    Cancel,
+    StatusUpdate,
+    DeleteStatusOverride,
+}
+
+impl ReplicationItem {
+    fn new(app: &str, id: &str, action: Action) -> Self {
+        Self {
+            app_name: app.to_owned(),
+            id: id.to_owned(),
+            last_dirty_timestamp: None,
+            overridden_status: None,
+            status: None,
+            instance_info: None,
+            action,
+        }
+    }
+
+    fn about(info: &InstanceInfo, action: Action) -> Self {
+        let mut item = Self::new(record::app(info), &record::id(info), action);
+        item.last_dirty_timestamp = Some(record::ldt(info));
+        item.status = Some(record::status(info).as_str().to_owned());
+        item
+    }
+
+    /// A `Register` of `info`.
+    pub(crate) fn register(info: &InstanceInfo) -> Self {
+        let mut item = Self::about(info, Action::Register);
+        item.instance_info = Some(info.clone());
+        item
+    }
+
+    /// A `Heartbeat` for the stored `info`.
+    pub(crate) fn heartbeat(info: &InstanceInfo, admin: Option<InstanceStatus>) -> Self {
+        let mut item = Self::about(info, Action::Heartbeat);
+        item.overridden_status = admin.map(|s| s.as_str().to_owned());
+        item
+    }
+
+    /// A `Cancel`.
+    pub(crate) fn cancel(app: &str, id: &str) -> Self {
+        Self::new(app, id, Action::Cancel)
+    }
+
+    /// A `StatusUpdate` to `status`.
+    pub(crate) fn status_update(
+        info: &InstanceInfo,
+        status: InstanceStatus,
+        ldt: Option<u64>,
+    ) -> Self {
+        let mut item = Self::about(info, Action::StatusUpdate);
+        item.status = Some(status.as_str().to_owned());
+        item.last_dirty_timestamp = ldt;
+        item
+    }
+
+    /// A `DeleteStatusOverride` leaving `status`.
+    pub(crate) fn delete_override(
+        info: &InstanceInfo,
+        status: InstanceStatus,
+        ldt: Option<u64>,
+    ) -> Self {
+        let mut item = Self::about(info, Action::DeleteStatusOverride);
+        item.status = Some(status.as_str().to_owned());
+        item.last_dirty_timestamp = ldt;
+        item
+    }
+}
+
+/// The batch request body.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct ReplicationList {
+    #[serde(default)]
+    pub(crate) replication_list: Vec<ReplicationItem>,
+}
+
+/// One item's answer.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct ItemResponse {
+    pub(crate) status_code: u16,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) response_entity: Option<InstanceInfo>,
+}
+
+/// The batch response body.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct BatchResponse {
+    #[serde(default)]
+    pub(crate) response_list: Vec<ItemResponse>,
+}

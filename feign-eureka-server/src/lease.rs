@@ -1,0 +1,151 @@
+//! A registration's lease: its timestamps, kept in atomics so renewals need no write lock.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use arc_swap::ArcSwap;
+
+use feign_eureka::model::InstanceInfo;
+
+/// Leases by upper-case application name, then instance id.
+pub(crate) type AppTable = BTreeMap<String, BTreeMap<String, Arc<Lease>>>;
+
+/// One registered instance and the lease that keeps it alive.
+#[derive(Debug)]
+pub(crate) struct Lease {
+    /// The stored instance; replaced whole on every change.
+    pub(crate) instance: ArcSwap<InstanceInfo>,
+    pub(crate) registration_ms: u64,
+    pub(crate) renewal_interval_secs: u32,
+    pub(crate) duration_secs: u32,
+    last_update_ms: AtomicU64,
+    eviction_ms: AtomicU64,
+    service_up_ms: AtomicU64,
+    netflix_expiry: bool,
+}
+
+impl Lease {
+    /// A lease for `instance` starting at `now_ms`.
+    pub(crate) fn new(
+        instance: InstanceInfo,
+        renewal_interval_secs: u32,
+        duration_secs: u32,
+        now_ms: u64,
+        netflix_expiry: bool,
+    ) -> Self {
+        Self {
+            instance: ArcSwap::from_pointee(instance),
+            registration_ms: now_ms,
+            renewal_interval_secs,
+            duration_secs,
+            last_update_ms: AtomicU64::new(now_ms),
+            eviction_ms: AtomicU64::new(0),
+            service_up_ms: AtomicU64::new(0),
+            netflix_expiry,
+        }
+    }
+
+    /// The current instance data.
+    pub(crate) fn load(&self) -> Arc<InstanceInfo> {
+        self.instance.load_full()
+    }
+
+    fn duration_ms(&self) -> u64 {
+        u64::from(self.duration_secs) * 1000
+    }
+
+    /// Records a heartbeat. In Netflix-compatible mode this reproduces `Lease.renew()`, which
+    /// adds the duration once more, so a renewed lease expires two durations after it.
+    pub(crate) fn renew(&self, now_ms: u64) {
+        let stamp = if self.netflix_expiry {
+            now_ms.saturating_add(self.duration_ms())
+        } else {
+            now_ms
+        };
+        self.last_update_ms.store(stamp, Ordering::Relaxed);
+    }
+
+    /// The stamp Eureka reports as `lastRenewalTimestamp`.
+    pub(crate) fn last_update_ms(&self) -> u64 {
+        self.last_update_ms.load(Ordering::Relaxed)
+    }
+
+    /// Marks the lease cancelled at `now_ms`.
+    pub(crate) fn cancel(&self, now_ms: u64) {
+        self.eviction_ms.store(now_ms, Ordering::Relaxed);
+    }
+
+    /// When the lease was cancelled or evicted, 0 while alive.
+    pub(crate) fn eviction_ms(&self) -> u64 {
+        self.eviction_ms.load(Ordering::Relaxed)
+    }
+
+    /// Records the first time the instance was seen UP.
+    pub(crate) fn service_up(&self, now_ms: u64) {
+        let _ =
+            self.service_up_ms
+                .compare_exchange(0, now_ms, Ordering::Relaxed, Ordering::Relaxed);
+    }
+
+    /// Carries over the service-up stamp of the lease this one replaces.
+    pub(crate) fn inherit_service_up(&self, previous: &Lease) {
+        self.service_up_ms
+            .store(previous.service_up_ms(), Ordering::Relaxed);
+    }
+
+    /// When the instance first came UP, 0 if never.
+    pub(crate) fn service_up_ms(&self) -> u64 {
+        self.service_up_ms.load(Ordering::Relaxed)
+    }
+
+    /// Eureka's `isExpired(additionalLeaseMs)`.
+    pub(crate) fn is_expired(&self, now_ms: u64, extra_ms: u64) -> bool {
+        self.eviction_ms() > 0
+            || now_ms
+                > self
+                    .last_update_ms()
+                    .saturating_add(self.duration_ms())
+                    .saturating_add(extra_ms)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lease(netflix: bool) -> Lease {
+        Lease::new(
+            InstanceInfo::new("A", "h", "127.0.0.1", 80),
+            30,
+            90,
+            1_000,
+            netflix,
+        )
+    }
+
+    #[test]
+    fn an_unrenewed_lease_expires_after_one_duration() {
+        let l = lease(true);
+        assert!(!l.is_expired(91_000, 0));
+        assert!(l.is_expired(91_001, 0));
+    }
+
+    #[test]
+    fn netflix_mode_expires_two_durations_after_the_last_renewal() {
+        let l = lease(true);
+        l.renew(10_000);
+        assert!(!l.is_expired(190_000, 0));
+        assert!(l.is_expired(190_001, 0));
+        let exact = lease(false);
+        exact.renew(10_000);
+        assert!(exact.is_expired(100_001, 0));
+    }
+
+    #[test]
+    fn a_cancelled_lease_is_expired() {
+        let l = lease(false);
+        l.cancel(2_000);
+        assert!(l.is_expired(2_000, 0));
+    }
+}

@@ -1,0 +1,481 @@
+//! feign-eureka-server: an embedded Eureka-compatible registry for feign-rs, its dashboard and
+//! the `feign-eureka` binary.
+//!
+//! It speaks the Eureka REST API under both `/eureka/` and `/eureka/v2/`, so the Eureka client
+//! of [`feign_eureka`] and Java/Spring Eureka clients register and discover through it: leases with
+//! the clients' durations, eviction, self-preservation, the two-level response cache, the
+//! three-minute delta queue with `apps__hashcode`, status overrides, `lastDirtyTimestamp` rules
+//! and asynchronous peer replication. An HTML dashboard is served at `/`.
+//!
+//! Safe by default: it binds `127.0.0.1`, limits bodies to 1 MiB, bounds metadata and names,
+//! validates application names, clamps lease durations to 1 s ..= 1 h, rate-limits
+//! registrations per client address, answers bad input with 400/413/415/429 and a plain-text
+//! reason, and shuts down gracefully.
+//!
+//! # Embedding
+//!
+//! ```no_run
+//! use std::time::Duration;
+//! use feign_eureka_server::EurekaServer;
+//!
+//! # async fn run() -> Result<(), feign_eureka_server::ServerError> {
+//! let server = EurekaServer::builder()
+//!     .bind("127.0.0.1:0")
+//!     .self_preservation(false)
+//!     .read_only_cache(false)
+//!     .eviction_interval(Duration::from_secs(1))
+//!     .start()
+//!     .await?;
+//! println!("registry at {}, dashboard at {}", server.url(), server.dashboard_url());
+//! // Point clients at server.url(), e.g. http://127.0.0.1:PORT/eureka/
+//! server.shutdown().await;
+//! # Ok(()) }
+//! ```
+//!
+//! # Deviations from Netflix Eureka
+//!
+//! Responses are always JSON (Java clients always ask for it; XML is not produced and XML
+//! bodies get 415); `X-Eureka-Accept: compact` is answered with the full form; malformed
+//! `lastDirtyTimestamp` or status values get 400 with a reason where Eureka answers 500; the
+//! 1-hour expiry of unused admin overrides is not implemented (overrides end on cancel or
+//! `DELETE .../status`); a starting node does not copy its peers' registries (heartbeats
+//! replicated after start re-register what it misses).
+
+mod api;
+mod batch;
+mod cache;
+mod config;
+mod dashboard;
+mod delta;
+mod error;
+mod lease;
+mod rate;
+mod record;
+mod registry;
+mod render;
+mod replication;
+mod replicator;
+mod rules;
+mod state;
+mod tasks;
+mod validate;
+
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::routing::{any, get};
+use axum::Router;
+use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
+
+pub use error::ServerError;
+
+use config::{RateLimit, ServerConfig};
+use rate::RateLimiter;
+use registry::Registry;
+use replicator::Replicator;
+use state::AppState;
+
+/// A running registry. Dropping it leaves the server running until the runtime ends; call
+/// [`EurekaServer::shutdown`] to stop it gracefully.
+#[derive(Debug)]
+pub struct EurekaServer {
+    state: Arc<AppState>,
+    addr: SocketAddr,
+    stop: Option<oneshot::Sender<()>>,
+    serve: Option<JoinHandle<()>>,
+    background: Vec<JoinHandle<()>>,
+    grace: Duration,
+}
+
+impl EurekaServer {
+    /// A builder with Eureka's defaults and safe limits.
+    pub fn builder() -> EurekaServerBuilder {
+        EurekaServerBuilder::default()
+    }
+
+    /// The service URL clients use, e.g. `http://127.0.0.1:8761/eureka/` (`/eureka/v2/` works
+    /// too).
+    pub fn url(&self) -> &str {
+        &self.state.url
+    }
+
+    /// The dashboard's URL, e.g. `http://127.0.0.1:8761/`.
+    pub fn dashboard_url(&self) -> String {
+        format!("http://{}/", self.addr)
+    }
+
+    /// The bound address.
+    pub fn local_addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// The number of registered instances.
+    pub fn instance_count(&self) -> usize {
+        self.state.registry.size()
+    }
+
+    /// The self-preservation numbers as Eureka computes them (§5.3 of the protocol notes).
+    pub fn self_preservation(&self) -> SelfPreservation {
+        let registry = &self.state.registry;
+        let expectation = registry.expectation();
+        SelfPreservation {
+            enabled: registry.config.self_preservation,
+            expected_clients: expectation.expected_clients,
+            renews_threshold: expectation.renews_threshold,
+            renews_last_minute: registry.renews_last_min(),
+            lease_expiration_enabled: registry.lease_expiration_enabled(),
+        }
+    }
+
+    /// Replication items dropped because a peer's queue was full.
+    pub fn dropped_replications(&self) -> u64 {
+        self.state.registry.replicator().dropped()
+    }
+
+    /// Runs one eviction pass now, as the eviction timer does; returns how many leases were
+    /// evicted.
+    pub fn evict_now(&self) -> usize {
+        self.state.registry.evict(0)
+    }
+
+    /// Stops accepting connections, answers requests already received (new requests on open
+    /// connections get 503 with `Retry-After`), waits up to the grace period, then stops the
+    /// background tasks. The port can be bound again as soon as this returns.
+    pub async fn shutdown(mut self) {
+        self.state.shutting_down.store(true, Ordering::SeqCst);
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        if let Some(mut serve) = self.serve.take() {
+            if tokio::time::timeout(self.grace, &mut serve).await.is_err() {
+                tracing::warn!("grace period over; closing the remaining connections");
+                serve.abort();
+                let _ = serve.await;
+            }
+        }
+        for task in self.background.drain(..) {
+            task.abort();
+        }
+    }
+}
+
+impl Drop for EurekaServer {
+    fn drop(&mut self) {
+        for task in &self.background {
+            task.abort();
+        }
+    }
+}
+
+/// A snapshot of the self-preservation state.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct SelfPreservation {
+    /// Whether self-preservation is switched on.
+    pub enabled: bool,
+    /// Eureka's `expectedNumberOfClientsSendingRenews`.
+    pub expected_clients: u32,
+    /// Renewals per minute needed to allow eviction:
+    /// `⌊expected × (60 / 30) × threshold⌋`.
+    pub renews_threshold: u32,
+    /// Renewals counted in the last complete minute.
+    pub renews_last_minute: u64,
+    /// Whether eviction currently runs (self-preservation off, or renewals above threshold).
+    pub lease_expiration_enabled: bool,
+}
+
+/// Configures and starts an [`EurekaServer`].
+#[derive(Debug, Clone, Default)]
+#[must_use]
+pub struct EurekaServerBuilder {
+    config: ServerConfig,
+}
+
+impl EurekaServerBuilder {
+    /// The listen address. Default `127.0.0.1:8761`; use port 0 for any free port.
+    pub fn bind(mut self, addr: impl Into<String>) -> Self {
+        self.config.bind = addr.into();
+        self
+    }
+
+    /// How often expired leases are evicted. Default 60 s.
+    pub fn eviction_interval(mut self, interval: Duration) -> Self {
+        self.config.eviction_interval = interval;
+        self
+    }
+
+    /// Whether self-preservation may stop eviction when renewals fall below the threshold.
+    /// Default on, as in Eureka; switch it off for development and tests.
+    pub fn self_preservation(mut self, enabled: bool) -> Self {
+        self.config.self_preservation = enabled;
+        self
+    }
+
+    /// The fraction of expected renewals below which self-preservation engages, in (0, 1].
+    /// Default 0.85.
+    pub fn renewal_percent_threshold(mut self, threshold: f64) -> Self {
+        self.config.renewal_percent_threshold = threshold;
+        self
+    }
+
+    /// How often the expected renewal count is recomputed from the registry. Default 15 min.
+    pub fn renewal_threshold_update_interval(mut self, interval: Duration) -> Self {
+        self.config.renewal_threshold_update_interval = interval;
+        self
+    }
+
+    /// The number of clients expected to renew before any registers. Default 1 (Spring's
+    /// `expected-number-of-clients-sending-renews`).
+    pub fn expected_clients(mut self, count: u32) -> Self {
+        self.config.expected_clients = count;
+        self
+    }
+
+    /// Whether reads go through the read-only cache level, refreshed on a timer. Default on;
+    /// switch it off so reads see changes immediately.
+    pub fn read_only_cache(mut self, enabled: bool) -> Self {
+        self.config.read_only_cache = enabled;
+        self
+    }
+
+    /// How often the read-only cache is refreshed. Default 30 s.
+    pub fn response_cache_update_interval(mut self, interval: Duration) -> Self {
+        self.config.cache_update_interval = interval;
+        self
+    }
+
+    /// How long the delta queue keeps changes. Default 3 min.
+    pub fn delta_retention(mut self, retention: Duration) -> Self {
+        self.config.delta_retention = retention;
+        self
+    }
+
+    /// Whether leases expire like Netflix Eureka's (two durations after the last renewal) or
+    /// exactly one duration after it. Default Netflix-compatible.
+    pub fn netflix_lease_expiry(mut self, enabled: bool) -> Self {
+        self.config.netflix_expiry = enabled;
+        self
+    }
+
+    /// Bounds for client lease durations and renewal intervals; values outside are clamped.
+    /// Default 1 s ..= 1 h.
+    pub fn lease_duration_bounds(mut self, min: Duration, max: Duration) -> Self {
+        self.config.limits.lease_min_secs = u32::try_from(min.as_secs()).unwrap_or(u32::MAX);
+        self.config.limits.lease_max_secs = u32::try_from(max.as_secs()).unwrap_or(u32::MAX);
+        self
+    }
+
+    /// The largest accepted request body. Default 1 MiB; larger bodies get 413.
+    pub fn body_limit(mut self, bytes: usize) -> Self {
+        self.config.limits.body_bytes = bytes;
+        self
+    }
+
+    /// The most metadata entries per instance. Default 128.
+    pub fn max_metadata_entries(mut self, entries: usize) -> Self {
+        self.config.limits.metadata_entries = entries;
+        self
+    }
+
+    /// The longest application name or instance id. Default 256 bytes.
+    pub fn max_name_length(mut self, bytes: usize) -> Self {
+        self.config.limits.name_len = bytes;
+        self
+    }
+
+    /// Registrations admitted per client address: a burst, then a steady rate per second
+    /// (429 with `Retry-After` beyond). Default 200 then 100/s; `None` disables the limit.
+    pub fn registration_rate_limit(mut self, limit: Option<(u32, u32)>) -> Self {
+        self.config.registration_rate =
+            limit.map(|(burst, per_second)| RateLimit { burst, per_second });
+        self
+    }
+
+    /// Adds a peer registry's service URL (e.g. `http://10.0.0.2:8761/eureka/`). Changes are
+    /// replicated to every peer asynchronously; this server's own URL is ignored.
+    pub fn peer(mut self, url: impl Into<String>) -> Self {
+        self.config.peers.push(url.into());
+        self
+    }
+
+    /// Adds several peers (see [`EurekaServerBuilder::peer`]).
+    pub fn peers<I, S>(mut self, urls: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.config.peers.extend(urls.into_iter().map(Into::into));
+        self
+    }
+
+    /// How long replication waits to fill a batch. Default 500 ms.
+    pub fn replication_delay(mut self, delay: Duration) -> Self {
+        self.config.replication_delay = delay;
+        self
+    }
+
+    /// How long [`EurekaServer::shutdown`] waits for in-flight requests. Default 10 s.
+    pub fn shutdown_grace(mut self, grace: Duration) -> Self {
+        self.config.shutdown_grace = grace;
+        self
+    }
+
+    fn check(&self) -> Result<(), ServerError> {
+        let c = &self.config;
+        if !(c.renewal_percent_threshold > 0.0 && c.renewal_percent_threshold <= 1.0) {
+            return Err(ServerError::InvalidSetting(
+                "renewal percent threshold must be in (0, 1]",
+            ));
+        }
+        let intervals = [
+            c.eviction_interval,
+            c.cache_update_interval,
+            c.renewal_threshold_update_interval,
+            c.delta_retention_interval,
+        ];
+        if intervals.iter().any(Duration::is_zero) {
+            return Err(ServerError::InvalidSetting(
+                "intervals must be longer than zero",
+            ));
+        }
+        if c.limits.lease_min_secs == 0 || c.limits.lease_min_secs > c.limits.lease_max_secs {
+            return Err(ServerError::InvalidSetting(
+                "lease bounds must satisfy 1 s <= min <= max",
+            ));
+        }
+        Ok(())
+    }
+
+    /// Binds the listener, starts the background tasks and serves.
+    pub async fn start(self) -> Result<EurekaServer, ServerError> {
+        self.check()?;
+        let mut config = self.config;
+        let addr: SocketAddr = tokio::net::lookup_host(config.bind.as_str())
+            .await
+            .ok()
+            .and_then(|mut addrs| addrs.next())
+            .ok_or_else(|| ServerError::InvalidBindAddress(config.bind.clone()))?;
+        let listener = tokio::net::TcpListener::bind(addr)
+            .await
+            .map_err(|source| ServerError::Bind {
+                addr: config.bind.clone(),
+                source,
+            })?;
+        let addr = listener.local_addr().map_err(|source| ServerError::Bind {
+            addr: config.bind.clone(),
+            source,
+        })?;
+        let url = format!("http://{addr}/eureka/");
+        config.peers = peer_urls(&config.peers, addr)?;
+        let config = Arc::new(config);
+        let clock = feign_core::clock::Clock::new();
+        let (replicator, queues) = Replicator::new(&config.peers, config.replication_queue);
+        let registry = Arc::new(Registry::new(config.clone(), clock, replicator));
+        let mut background = replication::spawn_workers(&registry, queues, &config);
+        background.extend(tasks::spawn(&registry));
+        let state = Arc::new(AppState {
+            limiter: config.registration_rate.map(RateLimiter::new),
+            shutting_down: AtomicBool::new(false),
+            started_ms: clock.now_ms(),
+            url,
+            registry,
+        });
+        let router = Router::new()
+            .route("/", get(dashboard::page))
+            .route("/eureka/{*rest}", any(api::handle))
+            .with_state(state.clone());
+        let (stop, stopped) = oneshot::channel::<()>();
+        let serve = tokio::spawn(async move {
+            let service = router.into_make_service_with_connect_info::<SocketAddr>();
+            let result = axum::serve(listener, service)
+                .with_graceful_shutdown(async move {
+                    let _ = stopped.await;
+                })
+                .await;
+            if let Err(error) = result {
+                tracing::error!(%error, "registry server stopped");
+            }
+        });
+        tracing::info!(url = %state.url, "eureka registry listening");
+        Ok(EurekaServer {
+            grace: config.shutdown_grace,
+            state,
+            addr,
+            stop: Some(stop),
+            serve: Some(serve),
+            background,
+        })
+    }
+}
+
+/// Normalizes peer URLs (trailing `/`), rejects bad ones and drops this server's own.
+fn peer_urls(peers: &[String], own: SocketAddr) -> Result<Vec<String>, ServerError> {
+    let mut out: Vec<String> = Vec::new();
+    for raw in peers {
+        let parsed = url::Url::parse(raw).map_err(|_| ServerError::InvalidPeerUrl(raw.clone()))?;
+        if !matches!(parsed.scheme(), "http" | "https") || parsed.host_str().is_none() {
+            return Err(ServerError::InvalidPeerUrl(raw.clone()));
+        }
+        let same_port = parsed.port_or_known_default() == Some(own.port());
+        let host = parsed.host_str().unwrap_or_default();
+        let loopback = matches!(host, "localhost" | "127.0.0.1" | "[::1]");
+        if same_port && (host == own.ip().to_string() || (loopback && own.ip().is_loopback())) {
+            continue;
+        }
+        let mut url = raw.clone();
+        if !url.ends_with('/') {
+            url.push('/');
+        }
+        if !out.contains(&url) {
+            out.push(url);
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_default_bind_address_is_loopback_only() {
+        assert_eq!(EurekaServer::builder().config.bind, "127.0.0.1:8761");
+    }
+
+    #[test]
+    fn peer_urls_are_normalized_and_exclude_this_server() {
+        let own: SocketAddr = "127.0.0.1:8761".parse().unwrap();
+        let peers = [
+            "http://localhost:8761/eureka/".to_owned(),
+            "http://10.0.0.2:8761/eureka".to_owned(),
+            "http://10.0.0.2:8761/eureka/".to_owned(),
+        ];
+        assert_eq!(
+            peer_urls(&peers, own).unwrap(),
+            ["http://10.0.0.2:8761/eureka/"]
+        );
+        assert!(peer_urls(&["ftp://x/".to_owned()], own).is_err());
+        assert!(peer_urls(&["not a url".to_owned()], own).is_err());
+    }
+
+    #[tokio::test]
+    async fn out_of_range_settings_are_refused() {
+        let zero = EurekaServer::builder()
+            .bind("127.0.0.1:0")
+            .eviction_interval(Duration::ZERO)
+            .start()
+            .await;
+        assert!(matches!(zero, Err(ServerError::InvalidSetting(_))));
+        let threshold = EurekaServer::builder()
+            .bind("127.0.0.1:0")
+            .renewal_percent_threshold(1.5)
+            .start()
+            .await;
+        assert!(matches!(threshold, Err(ServerError::InvalidSetting(_))));
+        let bind = EurekaServer::builder().bind("nowhere").start().await;
+        assert!(matches!(bind, Err(ServerError::InvalidBindAddress(_))));
+    }
+}

@@ -1,0 +1,228 @@
+//! `feign-eureka`: run the embedded Eureka-compatible registry, or list what one holds.
+//!
+//! ```text
+//! feign-eureka serve --port 8761 [--bind 127.0.0.1] [--peer URL]...
+//! feign-eureka apps --server http://127.0.0.1:8761/eureka/
+//! ```
+
+use std::process::ExitCode;
+use std::time::Duration;
+
+use clap::{Args, Parser, Subcommand};
+use feign_eureka::model::Applications;
+use feign_eureka_server::{EurekaServer, ServerError};
+
+/// A Eureka-compatible service registry with a dashboard, and a client to inspect one.
+#[derive(Debug, Parser)]
+#[command(name = "feign-eureka", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Run a registry (REST API under /eureka/ and /eureka/v2/, dashboard at /).
+    Serve(Serve),
+    /// List the applications and instances a registry holds.
+    Apps(Apps),
+}
+
+#[derive(Debug, Args)]
+struct Serve {
+    /// Port to listen on.
+    #[arg(long, default_value_t = 8761)]
+    port: u16,
+    /// Address to bind; the default keeps the registry private to this machine.
+    #[arg(long, default_value = "127.0.0.1")]
+    bind: String,
+    /// A peer registry's service URL (repeatable), e.g. http://10.0.0.2:8761/eureka/.
+    #[arg(long = "peer", value_name = "URL")]
+    peers: Vec<String>,
+    /// Never stop eviction because of missing renewals (recommended for development).
+    #[arg(long)]
+    no_self_preservation: bool,
+    /// Serve reads straight from the read-write cache so changes show at once.
+    #[arg(long)]
+    no_read_only_cache: bool,
+    /// Seconds between eviction runs.
+    #[arg(long, default_value_t = 60, value_name = "SECS")]
+    eviction_interval: u64,
+}
+
+#[derive(Debug, Args)]
+struct Apps {
+    /// The registry's service URL.
+    #[arg(
+        long,
+        default_value = "http://127.0.0.1:8761/eureka/",
+        value_name = "URL"
+    )]
+    server: String,
+}
+
+#[tokio::main]
+async fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Serve(serve) => run_server(serve).await,
+        Command::Apps(apps) => list_apps(apps).await,
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("error: {}", error_chain(&error));
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Why a subcommand failed; `main` prints it with its sources.
+#[derive(Debug, thiserror::Error)]
+enum CliError {
+    /// The registry did not start.
+    #[error(transparent)]
+    Start(#[from] ServerError),
+    /// Ctrl-C cannot be waited for.
+    #[error("cannot wait for ctrl-c")]
+    Signal(#[source] std::io::Error),
+    /// The HTTP client of `apps` cannot be built, or reading the answer failed.
+    #[error(transparent)]
+    Http(#[from] reqwest::Error),
+    /// The registry did not answer.
+    #[error("cannot reach {url}")]
+    Unreachable {
+        /// The service URL.
+        url: String,
+        /// Why, without the URL again.
+        #[source]
+        source: reqwest::Error,
+    },
+    /// The registry answered with an error status.
+    #[error("{url}apps/ answered {status}")]
+    Status {
+        /// The service URL.
+        url: String,
+        /// The status.
+        status: reqwest::StatusCode,
+    },
+    /// The registry answered something that is not a registry.
+    #[error("unreadable registry")]
+    Unreadable(#[source] serde_json::Error),
+}
+
+async fn run_server(args: Serve) -> Result<(), CliError> {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()),
+        )
+        .init();
+    let bind = if args.bind.contains(':') && !args.bind.starts_with('[') {
+        format!("[{}]:{}", args.bind, args.port)
+    } else {
+        format!("{}:{}", args.bind, args.port)
+    };
+    let server = EurekaServer::builder()
+        .bind(bind)
+        .peers(args.peers)
+        .self_preservation(!args.no_self_preservation)
+        .read_only_cache(!args.no_read_only_cache)
+        .eviction_interval(Duration::from_secs(args.eviction_interval.max(1)))
+        .start()
+        .await?;
+    println!("eureka registry: {}", server.url());
+    println!("dashboard:       {}", server.dashboard_url());
+    tokio::signal::ctrl_c().await.map_err(CliError::Signal)?;
+    println!("shutting down");
+    server.shutdown().await;
+    Ok(())
+}
+
+fn error_chain(error: &(dyn std::error::Error + 'static)) -> String {
+    let mut message = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        message.push_str(": ");
+        message.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    message
+}
+
+async fn list_apps(args: Apps) -> Result<(), CliError> {
+    let mut url = args.server;
+    if !url.ends_with('/') {
+        url.push('/');
+    }
+    let client =
+        feign_core::reqwest_builder(Duration::from_secs(10), None, Some(Duration::from_secs(10)))
+            .build()?;
+    let response = client
+        .get(format!("{url}apps/"))
+        .header("Accept", "application/json")
+        .send()
+        .await
+        .map_err(|e| CliError::Unreachable {
+            url: url.clone(),
+            source: e.without_url(),
+        })?;
+    let status = response.status();
+    if !status.is_success() {
+        return Err(CliError::Status { url, status });
+    }
+    let body = response
+        .bytes()
+        .await
+        .map_err(reqwest::Error::without_url)?;
+    let apps = Applications::from_json(&body).map_err(CliError::Unreadable)?;
+    print!("{}", table(&apps));
+    Ok(())
+}
+
+fn table(apps: &Applications) -> String {
+    let mut rows = vec![[
+        "APPLICATION".to_owned(),
+        "INSTANCE".to_owned(),
+        "STATUS".to_owned(),
+        "ADDRESS".to_owned(),
+        "ZONE".to_owned(),
+    ]];
+    for app in &apps.applications {
+        for instance in &app.instances {
+            rows.push([
+                app.name.clone(),
+                instance.id().to_owned(),
+                instance.status.to_string(),
+                format!("{}:{}", instance.host_name, instance.port.port),
+                instance
+                    .metadata
+                    .get("zone")
+                    .cloned()
+                    .unwrap_or_else(|| "-".to_owned()),
+            ]);
+        }
+    }
+    let mut widths = [0usize; 5];
+    for row in &rows {
+        for (w, cell) in widths.iter_mut().zip(row) {
+            *w = (*w).max(cell.chars().count());
+        }
+    }
+    let mut out = String::new();
+    for row in &rows {
+        let line: Vec<String> = row
+            .iter()
+            .zip(widths)
+            .map(|(cell, w)| format!("{cell:<w$}"))
+            .collect();
+        out.push_str(line.join("  ").trim_end());
+        out.push('\n');
+    }
+    out.push_str(&format!(
+        "{} application(s), {} instance(s), apps__hashcode {:?}\n",
+        apps.applications.len(),
+        apps.instance_count(),
+        apps.apps_hashcode
+    ));
+    out
+}

@@ -1,0 +1,100 @@
+//! Counters with a time dimension: renewals per minute and per-client registration buckets.
+
+use std::collections::HashMap;
+use std::net::IpAddr;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
+
+use crate::config::RateLimit;
+
+/// Eureka's `MeasuredRate`: counts events in the current minute and reports the last complete
+/// minute.
+#[derive(Debug, Default)]
+pub(crate) struct MeasuredRate {
+    current: AtomicU64,
+    last: AtomicU64,
+}
+
+impl MeasuredRate {
+    /// Counts one event.
+    pub(crate) fn increment(&self) {
+        self.current.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Closes the current bucket (called once a minute).
+    pub(crate) fn roll(&self) {
+        let count = self.current.swap(0, Ordering::Relaxed);
+        self.last.store(count, Ordering::Relaxed);
+    }
+
+    /// Events in the last complete bucket.
+    pub(crate) fn last(&self) -> u64 {
+        self.last.load(Ordering::Relaxed)
+    }
+}
+
+/// Per-address token buckets.
+#[derive(Debug)]
+pub(crate) struct RateLimiter {
+    limit: RateLimit,
+    buckets: Mutex<HashMap<IpAddr, (f64, u64)>>,
+}
+
+impl RateLimiter {
+    /// A limiter admitting `limit.burst` at once and `limit.per_second` afterwards.
+    pub(crate) fn new(limit: RateLimit) -> Self {
+        Self {
+            limit,
+            buckets: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// Takes a token for `addr`; on refusal, the whole seconds until one is available.
+    pub(crate) fn acquire(&self, addr: IpAddr, now_ms: u64) -> Result<(), u64> {
+        let burst = f64::from(self.limit.burst.max(1));
+        let rate = f64::from(self.limit.per_second.max(1));
+        let mut buckets = self.buckets.lock().unwrap_or_else(|e| e.into_inner());
+        if buckets.len() > 10_000 {
+            buckets
+                .retain(|_, (tokens, at)| *tokens < burst && now_ms.saturating_sub(*at) < 60_000);
+        }
+        let (tokens, at) = buckets.entry(addr).or_insert((burst, now_ms));
+        let elapsed = now_ms.saturating_sub(*at) as f64 / 1000.0;
+        *tokens = (*tokens + elapsed * rate).min(burst);
+        *at = now_ms;
+        if *tokens >= 1.0 {
+            *tokens -= 1.0;
+            Ok(())
+        } else {
+            Err(((1.0 - *tokens) / rate).ceil().max(1.0) as u64)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_burst_is_admitted_then_refused_then_refilled() {
+        let limiter = RateLimiter::new(RateLimit {
+            burst: 2,
+            per_second: 1,
+        });
+        let ip: IpAddr = [127, 0, 0, 1].into();
+        assert!(limiter.acquire(ip, 0).is_ok());
+        assert!(limiter.acquire(ip, 0).is_ok());
+        assert_eq!(limiter.acquire(ip, 0), Err(1));
+        assert!(limiter.acquire(ip, 1_000).is_ok());
+    }
+
+    #[test]
+    fn measured_rate_reports_the_last_complete_minute() {
+        let rate = MeasuredRate::default();
+        rate.increment();
+        rate.increment();
+        assert_eq!(rate.last(), 0);
+        rate.roll();
+        assert_eq!(rate.last(), 2);
+    }
+}

@@ -1,0 +1,539 @@
+//! The registry: leases by application and id, Eureka's register / renew / cancel / status
+//! algorithms, eviction and self-preservation.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, RwLock, RwLockReadGuard, RwLockWriteGuard};
+
+use rand::seq::SliceRandom;
+
+use crate::batch::ReplicationItem;
+use crate::cache::{CacheKey, Payload, ResponseCache};
+use crate::config::ServerConfig;
+use crate::delta::DeltaQueue;
+use crate::lease::{AppTable, Lease};
+use crate::rate::MeasuredRate;
+use crate::record;
+use crate::render;
+use crate::replicator::Replicator;
+use crate::rules::resolve_status;
+use feign_core::clock::Clock;
+use feign_eureka::model::{ActionType, InstanceInfo, InstanceStatus};
+
+#[derive(Debug, Default)]
+struct Tables {
+    apps: AppTable,
+    overrides: HashMap<String, InstanceStatus>,
+}
+
+/// Self-preservation bookkeeping (`expectedNumberOfClientsSendingRenews` and the threshold).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Expectation {
+    pub(crate) expected_clients: u32,
+    pub(crate) renews_threshold: u32,
+}
+
+/// What a heartbeat resolved to.
+#[derive(Debug)]
+pub(crate) enum RenewOutcome {
+    /// 200.
+    Renewed,
+    /// 404: unknown lease, status resolved to UNKNOWN, or the caller holds newer data.
+    NotFound,
+    /// 409 (replication only): the caller's copy is older than this one.
+    Conflict(Box<InstanceInfo>),
+}
+
+/// The in-memory registry shared by the HTTP handlers and the background tasks.
+#[derive(Debug)]
+pub(crate) struct Registry {
+    pub(crate) config: Arc<ServerConfig>,
+    pub(crate) clock: Clock,
+    tables: RwLock<Tables>,
+    delta: DeltaQueue,
+    delta_version: AtomicU64,
+    renews: MeasuredRate,
+    expectation: Mutex<Expectation>,
+    cache: ResponseCache,
+    replicator: Replicator,
+}
+
+impl Registry {
+    /// An empty registry.
+    pub(crate) fn new(config: Arc<ServerConfig>, clock: Clock, replicator: Replicator) -> Self {
+        let expected = config.expected_clients;
+        let cache = ResponseCache::new(
+            config.read_only_cache,
+            u64::try_from(config.cache_expiry.as_millis()).unwrap_or(u64::MAX),
+        );
+        let registry = Self {
+            tables: RwLock::new(Tables::default()),
+            delta: DeltaQueue::default(),
+            delta_version: AtomicU64::new(0),
+            renews: MeasuredRate::default(),
+            expectation: Mutex::new(Expectation {
+                expected_clients: expected,
+                renews_threshold: 0,
+            }),
+            cache,
+            replicator,
+            config,
+            clock,
+        };
+        registry.with_expectation(|_| {});
+        registry
+    }
+
+    fn read(&self) -> RwLockReadGuard<'_, Tables> {
+        self.tables.read().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn write(&self) -> RwLockWriteGuard<'_, Tables> {
+        self.tables.write().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Applies `change` to the expectation and recomputes the threshold (§5.3 arithmetic).
+    fn with_expectation(&self, change: impl FnOnce(&mut Expectation)) {
+        let mut e = self.expectation.lock().unwrap_or_else(|e| e.into_inner());
+        change(&mut e);
+        let per_min = 60.0 / f64::from(self.config.expected_client_renewal_interval_secs.max(1));
+        e.renews_threshold = (f64::from(e.expected_clients)
+            * per_min
+            * self.config.renewal_percent_threshold) as u32;
+    }
+
+    /// The current self-preservation numbers.
+    pub(crate) fn expectation(&self) -> Expectation {
+        *self.expectation.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Renewals counted in the last complete minute.
+    pub(crate) fn renews_last_min(&self) -> u64 {
+        self.renews.last()
+    }
+
+    /// Eureka's `isLeaseExpirationEnabled`.
+    pub(crate) fn lease_expiration_enabled(&self) -> bool {
+        if !self.config.self_preservation {
+            return true;
+        }
+        let threshold = self.expectation().renews_threshold;
+        threshold > 0 && self.renews.last() > u64::from(threshold)
+    }
+
+    fn cache_keys(info: &InstanceInfo) -> Vec<CacheKey> {
+        let mut keys = vec![
+            CacheKey::AllApps,
+            CacheKey::Delta,
+            CacheKey::App(record::app(info).to_owned()),
+        ];
+        keys.extend(record::vips(info).map(|v| CacheKey::Vip(v.to_owned())));
+        keys.extend(record::secure_vips(info).map(|v| CacheKey::Svip(v.to_owned())));
+        keys
+    }
+
+    fn clamp_secs(&self, secs: u32, default: u32) -> u32 {
+        let secs = if secs == 0 { default } else { secs };
+        let limits = &self.config.limits;
+        secs.clamp(
+            limits.lease_min_secs,
+            limits.lease_max_secs.max(limits.lease_min_secs),
+        )
+    }
+
+    /// Registers (or re-registers) `info`; Eureka's `register` (§5.1).
+    pub(crate) fn register(&self, info: InstanceInfo, is_replication: bool) {
+        let now = self.clock.now_ms();
+        let app = record::app(&info).to_owned();
+        let id = record::id(&info);
+        let (interval, duration) = record::lease_secs(&info);
+        let interval = self.clamp_secs(interval, 30);
+        let duration = self.clamp_secs(duration, 90);
+        let mut invalidate = Self::cache_keys(&info);
+        let replicated = (!is_replication).then(|| ReplicationItem::register(&info));
+        let new_client;
+        {
+            let mut tables = self.write();
+            let existing = tables.apps.get(&app).and_then(|m| m.get(&id)).cloned();
+            let mut registrant = info;
+            if let Some(existing) = &existing {
+                let stored = existing.load();
+                invalidate.extend(Self::cache_keys(&stored));
+                if record::ldt(&stored) > record::ldt(&registrant) {
+                    registrant = InstanceInfo::clone(&stored);
+                }
+            }
+            new_client = existing.is_none();
+            let own = record::overridden(&registrant);
+            if own != InstanceStatus::Unknown && !tables.overrides.contains_key(&id) {
+                tables.overrides.insert(id.clone(), own);
+            }
+            let admin = tables.overrides.get(&id).copied();
+            if let Some(admin) = admin {
+                record::set_overridden(&mut registrant, admin);
+            }
+            let existing_status = existing.as_ref().map(|l| record::status(&l.load()));
+            let status = resolve_status(
+                record::status(&registrant),
+                admin,
+                existing_status,
+                is_replication,
+            );
+            record::set_status(&mut registrant, status);
+            record::set_action(&mut registrant, ActionType::Added);
+            record::set_last_updated(&mut registrant, now);
+            let lease = Lease::new(
+                registrant,
+                interval,
+                duration,
+                now,
+                self.config.netflix_expiry,
+            );
+            if let Some(existing) = &existing {
+                lease.inherit_service_up(existing);
+            }
+            if status == InstanceStatus::Up {
+                lease.service_up(now);
+            }
+            let lease = Arc::new(lease);
+            tables
+                .apps
+                .entry(app)
+                .or_default()
+                .insert(id, lease.clone());
+            self.delta.push(now, lease);
+        }
+        if new_client {
+            self.with_expectation(|e| {
+                if e.expected_clients > 0 {
+                    e.expected_clients += 1;
+                }
+            });
+        }
+        self.cache.invalidate(&invalidate);
+        if let Some(item) = replicated {
+            self.replicator.send(item);
+        }
+    }
+
+    fn lease(&self, app: &str, id: &str) -> Option<Arc<Lease>> {
+        self.read().apps.get(app).and_then(|m| m.get(id)).cloned()
+    }
+
+    /// A heartbeat with Eureka's `lastDirtyTimestamp` rules (§2.2).
+    pub(crate) fn renew(
+        &self,
+        app: &str,
+        id: &str,
+        ldt: Option<u64>,
+        overridden: Option<InstanceStatus>,
+        is_replication: bool,
+    ) -> RenewOutcome {
+        let Some(lease) = self.lease(app, id) else {
+            return RenewOutcome::NotFound;
+        };
+        let stored = lease.load();
+        let admin = self.read().overrides.get(id).copied();
+        let own = record::status(&stored);
+        let status = resolve_status(own, admin, Some(own), is_replication);
+        if status == InstanceStatus::Unknown {
+            return RenewOutcome::NotFound;
+        }
+        if status != own {
+            let mut changed = InstanceInfo::clone(&stored);
+            record::set_status(&mut changed, status);
+            lease.instance.store(Arc::new(changed));
+        }
+        self.renews.increment();
+        lease.renew(self.clock.now_ms());
+        if !is_replication {
+            self.replicator
+                .send(ReplicationItem::heartbeat(&lease.load(), admin));
+        }
+        let stored_ldt = record::ldt(&stored);
+        match ldt {
+            Some(ldt) if ldt > stored_ldt => {
+                if is_replication {
+                    if let Some(o) = overridden.filter(|o| *o != InstanceStatus::Unknown) {
+                        self.write().overrides.entry(id.to_owned()).or_insert(o);
+                    }
+                }
+                RenewOutcome::NotFound
+            }
+            Some(ldt) if ldt < stored_ldt && is_replication => {
+                RenewOutcome::Conflict(Box::new(self.render(&lease)))
+            }
+            _ => RenewOutcome::Renewed,
+        }
+    }
+
+    /// Removes a lease; Eureka's `cancel`. False when there was none.
+    pub(crate) fn cancel(&self, app: &str, id: &str, is_replication: bool) -> bool {
+        let now = self.clock.now_ms();
+        let removed = {
+            let mut tables = self.write();
+            let removed = tables.apps.get_mut(app).and_then(|m| m.remove(id));
+            if tables.apps.get(app).is_some_and(|m| m.is_empty()) {
+                tables.apps.remove(app);
+            }
+            tables.overrides.remove(id);
+            let Some(lease) = removed else {
+                return false;
+            };
+            lease.cancel(now);
+            let mut gone = InstanceInfo::clone(&lease.load());
+            record::set_action(&mut gone, ActionType::Deleted);
+            record::set_last_updated(&mut gone, now);
+            let keys = Self::cache_keys(&gone);
+            lease.instance.store(Arc::new(gone));
+            self.delta.push(now, lease);
+            keys
+        };
+        self.with_expectation(|e| e.expected_clients = e.expected_clients.saturating_sub(1));
+        self.cache.invalidate(&removed);
+        if !is_replication {
+            self.replicator.send(ReplicationItem::cancel(app, id));
+        }
+        true
+    }
+
+    /// A live lease, or `None` when unknown or (with expiration enabled) expired.
+    fn live_lease(&self, app: &str, id: &str) -> Option<Arc<Lease>> {
+        let lease = self.lease(app, id)?;
+        if self.lease_expiration_enabled() && lease.is_expired(self.clock.now_ms(), 0) {
+            return None;
+        }
+        Some(lease)
+    }
+
+    /// Sets an administrative status override (§2.4). False when unknown or expired.
+    pub(crate) fn update_status(
+        &self,
+        app: &str,
+        id: &str,
+        status: InstanceStatus,
+        ldt: Option<u64>,
+        is_replication: bool,
+    ) -> bool {
+        self.admin_change(
+            app,
+            id,
+            is_replication,
+            |lease, now| {
+                let stored = lease.load();
+                if record::status(&stored) != status {
+                    if status == InstanceStatus::Up {
+                        lease.service_up(now);
+                    }
+                    self.write().overrides.insert(id.to_owned(), status);
+                    let mut changed = InstanceInfo::clone(&stored);
+                    record::set_overridden(&mut changed, status);
+                    record::set_status(&mut changed, status);
+                    self.modified(lease, changed, ldt, now);
+                }
+            },
+            |info| ReplicationItem::status_update(info, status, ldt),
+        )
+    }
+
+    /// Removes an administrative override (§2.5); the status becomes `status`.
+    pub(crate) fn delete_status_override(
+        &self,
+        app: &str,
+        id: &str,
+        status: InstanceStatus,
+        ldt: Option<u64>,
+        is_replication: bool,
+    ) -> bool {
+        self.admin_change(
+            app,
+            id,
+            is_replication,
+            |lease, now| {
+                if self.write().overrides.remove(id).is_some() {
+                    let mut changed = InstanceInfo::clone(&lease.load());
+                    record::set_overridden(&mut changed, InstanceStatus::Unknown);
+                    record::set_status(&mut changed, status);
+                    self.modified(lease, changed, ldt, now);
+                }
+            },
+            |info| ReplicationItem::delete_override(info, status, ldt),
+        )
+    }
+
+    /// The shape every administrative status change shares: find the live lease (false when
+    /// unknown or expired), count the request as a renewal, apply `change`, and replicate the
+    /// result unless it came from a peer.
+    fn admin_change(
+        &self,
+        app: &str,
+        id: &str,
+        is_replication: bool,
+        change: impl FnOnce(&Arc<Lease>, u64),
+        replication: impl FnOnce(&InstanceInfo) -> ReplicationItem,
+    ) -> bool {
+        let Some(lease) = self.live_lease(app, id) else {
+            return false;
+        };
+        let now = self.clock.now_ms();
+        lease.renew(now);
+        change(&lease, now);
+        if !is_replication {
+            self.replicator.send(replication(&lease.load()));
+        }
+        true
+    }
+
+    fn modified(&self, lease: &Arc<Lease>, mut changed: InstanceInfo, ldt: Option<u64>, now: u64) {
+        if let Some(ldt) = ldt.filter(|t| *t > record::ldt(&changed)) {
+            record::set_ldt(&mut changed, ldt);
+        }
+        record::set_action(&mut changed, ActionType::Modified);
+        record::set_last_updated(&mut changed, now);
+        let keys = Self::cache_keys(&changed);
+        lease.instance.store(Arc::new(changed));
+        self.delta.push(now, lease.clone());
+        self.cache.invalidate(&keys);
+    }
+
+    /// Merges metadata into a stored instance and re-registers it (§2.6).
+    pub(crate) fn update_metadata(&self, app: &str, id: &str, pairs: &[(String, String)]) -> bool {
+        let Some(lease) = self.live_lease(app, id) else {
+            return false;
+        };
+        let mut changed = InstanceInfo::clone(&lease.load());
+        record::merge_metadata(&mut changed, pairs);
+        self.register(changed, false);
+        true
+    }
+
+    /// The instance decorated with its lease, as every read shows it.
+    pub(crate) fn render(&self, lease: &Lease) -> InstanceInfo {
+        render::decorate(lease)
+    }
+
+    /// `GET apps/{APP}/{ID}`: hidden once expired (when expiration is enabled).
+    pub(crate) fn instance(&self, app: &str, id: &str) -> Option<InstanceInfo> {
+        self.live_lease(app, id).map(|l| self.render(&l))
+    }
+
+    /// `GET instances/{ID}`.
+    pub(crate) fn instance_by_id(&self, id: &str) -> Option<InstanceInfo> {
+        let lease = self.read().apps.values().find_map(|m| m.get(id).cloned())?;
+        if self.lease_expiration_enabled() && lease.is_expired(self.clock.now_ms(), 0) {
+            return None;
+        }
+        Some(self.render(&lease))
+    }
+
+    /// A stored lease's current instance without decoration (replication uses it).
+    pub(crate) fn stored(&self, app: &str, id: &str) -> Option<Arc<InstanceInfo>> {
+        self.lease(app, id).map(|l| l.load())
+    }
+
+    /// The cached payload for `key`.
+    pub(crate) fn payload(&self, key: &CacheKey) -> Arc<Payload> {
+        let now = self.clock.now_ms();
+        self.cache.get(key, now, || self.load_payload(key))
+    }
+
+    fn load_payload(&self, key: &CacheKey) -> Payload {
+        let now = self.clock.now_ms();
+        let tables = self.read();
+        match key {
+            CacheKey::AllApps => render::applications(&tables.apps, |_| true, now),
+            CacheKey::Delta => {
+                let version = self.delta_version.fetch_add(1, Ordering::Relaxed) + 1;
+                render::delta(&tables.apps, &self.delta.leases(), version, now)
+            }
+            CacheKey::App(name) => render::application(name, tables.apps.get(name), now),
+            CacheKey::Vip(vip) => {
+                render::applications(&tables.apps, |i| record::vips(i).any(|v| v == vip), now)
+            }
+            CacheKey::Svip(vip) => render::applications(
+                &tables.apps,
+                |i| record::secure_vips(i).any(|v| v == vip),
+                now,
+            ),
+        }
+    }
+
+    /// Calls `f` with the application table under a read lock (dashboard, tests).
+    pub(crate) fn with_apps<T>(&self, f: impl FnOnce(&AppTable) -> T) -> T {
+        f(&self.read().apps)
+    }
+
+    /// Number of registered instances.
+    pub(crate) fn size(&self) -> usize {
+        self.read().apps.values().map(BTreeMap::len).sum()
+    }
+
+    /// One eviction run (§5.2); `extra_ms` compensates a late timer.
+    pub(crate) fn evict(&self, extra_ms: u64) -> usize {
+        if !self.lease_expiration_enabled() {
+            return 0;
+        }
+        let now = self.clock.now_ms();
+        let (mut expired, size) = {
+            let tables = self.read();
+            let mut expired = Vec::new();
+            let mut size = 0usize;
+            for (app, leases) in &tables.apps {
+                size += leases.len();
+                for (id, lease) in leases {
+                    if lease.is_expired(now, extra_ms) {
+                        expired.push((app.clone(), id.clone()));
+                    }
+                }
+            }
+            (expired, size)
+        };
+        let keep = (size as f64 * self.config.renewal_percent_threshold) as usize;
+        let limit = size.saturating_sub(keep).min(expired.len());
+        expired.shuffle(&mut rand::rng());
+        expired.truncate(limit);
+        for (app, id) in &expired {
+            if self.cancel(app, id, true) {
+                tracing::info!(app = %app, id = %id, "evicted expired lease");
+            }
+        }
+        expired.len()
+    }
+
+    /// The peer fan-out.
+    pub(crate) fn replicator(&self) -> &Replicator {
+        &self.replicator
+    }
+
+    /// Closes the renewals-per-minute bucket.
+    pub(crate) fn roll_renewals(&self) {
+        self.renews.roll();
+    }
+
+    /// The 15-minute threshold update: trusts the local count unless it dropped sharply.
+    pub(crate) fn update_threshold(&self) {
+        let count = u32::try_from(self.size()).unwrap_or(u32::MAX);
+        if count == 0 {
+            return;
+        }
+        let self_preservation = self.config.self_preservation;
+        let pct = self.config.renewal_percent_threshold;
+        self.with_expectation(|e| {
+            if f64::from(count) > pct * f64::from(e.expected_clients) || !self_preservation {
+                e.expected_clients = count;
+            }
+        });
+    }
+
+    /// Drops delta entries past the retention.
+    pub(crate) fn expire_delta(&self) {
+        let retention = u64::try_from(self.config.delta_retention.as_millis()).unwrap_or(u64::MAX);
+        self.delta.expire(self.clock.now_ms(), retention);
+    }
+
+    /// The read-only cache refresh.
+    pub(crate) fn refresh_cache(&self) {
+        self.cache
+            .refresh_read_only(self.clock.now_ms(), |key| self.load_payload(key));
+    }
+}

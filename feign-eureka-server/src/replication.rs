@@ -1,0 +1,211 @@
+//! Peer replication: the per-peer batching senders, and the batches peers send applied to the
+//! local registry.
+
+use std::sync::{Arc, Weak};
+use std::time::Duration;
+
+use tokio::sync::mpsc;
+use tokio::time::Instant;
+
+use crate::batch::{
+    Action, BatchResponse, ItemResponse, ReplicationItem, ReplicationList, REPLICATION_HEADER,
+};
+use crate::config::ServerConfig;
+use crate::record;
+use crate::registry::{Registry, RenewOutcome};
+use crate::replicator::PeerQueues;
+use feign_eureka::model::InstanceStatus;
+
+/// Applies one replicated item to the local registry and answers like Eureka's resources.
+pub(crate) fn apply(registry: &Registry, item: ReplicationItem) -> ItemResponse {
+    let app = item.app_name.to_ascii_uppercase();
+    let status = item
+        .status
+        .as_deref()
+        .map(InstanceStatus::from_wire)
+        .unwrap_or(InstanceStatus::Unknown);
+    let found = |ok: bool| ItemResponse {
+        status_code: if ok { 200 } else { 404 },
+        response_entity: None,
+    };
+    match item.action {
+        Action::Register => match item.instance_info {
+            Some(info) if record::app(&info) == app => {
+                registry.register(info, true);
+                found(true)
+            }
+            _ => ItemResponse {
+                status_code: 400,
+                response_entity: None,
+            },
+        },
+        Action::Heartbeat => {
+            let overridden = item
+                .overridden_status
+                .as_deref()
+                .map(InstanceStatus::from_wire);
+            match registry.renew(&app, &item.id, item.last_dirty_timestamp, overridden, true) {
+                RenewOutcome::Renewed => found(true),
+                RenewOutcome::NotFound => found(false),
+                RenewOutcome::Conflict(info) => ItemResponse {
+                    status_code: 409,
+                    response_entity: Some(*info),
+                },
+            }
+        }
+        Action::Cancel => found(registry.cancel(&app, &item.id, true)),
+        Action::StatusUpdate => {
+            found(registry.update_status(&app, &item.id, status, item.last_dirty_timestamp, true))
+        }
+        Action::DeleteStatusOverride => found(registry.delete_status_override(
+            &app,
+            &item.id,
+            status,
+            item.last_dirty_timestamp,
+            true,
+        )),
+    }
+}
+
+/// Starts one batching sender per peer. They stop when the registry is dropped.
+pub(crate) fn spawn_workers(
+    registry: &Arc<Registry>,
+    queues: PeerQueues,
+    config: &ServerConfig,
+) -> Vec<tokio::task::JoinHandle<()>> {
+    // Peers' redirects are not followed: a peer answers for itself.
+    let client = feign_core::reqwest_builder(
+        Duration::from_secs(1),
+        None,
+        Some(config.replication_timeout),
+    )
+    .no_proxy()
+    .build();
+    let Ok(client) = client else {
+        tracing::error!("cannot build the replication HTTP client; replication is off");
+        return Vec::new();
+    };
+    queues
+        .into_iter()
+        .map(|(peer, rx)| {
+            let worker = Worker {
+                registry: Arc::downgrade(registry),
+                client: client.clone(),
+                url: format!("{peer}peerreplication/batch/"),
+                peer,
+                batch_size: config.replication_batch_size.max(1),
+                delay: config.replication_delay,
+            };
+            tokio::spawn(worker.run(rx))
+        })
+        .collect()
+}
+
+/// Why a batch did not reach a peer.
+#[derive(Debug, thiserror::Error)]
+enum DeliveryError {
+    /// The batch could not be written as JSON.
+    #[error("cannot encode the batch")]
+    Encode(#[source] serde_json::Error),
+    /// The request failed or the peer answered with an error status.
+    #[error(transparent)]
+    Http(#[from] reqwest::Error),
+    /// The peer's answer is not a batch response.
+    #[error("unreadable batch response")]
+    Decode(#[source] serde_json::Error),
+}
+
+struct Worker {
+    registry: Weak<Registry>,
+    peer: String,
+    client: reqwest::Client,
+    url: String,
+    batch_size: usize,
+    delay: Duration,
+}
+
+impl Worker {
+    async fn run(self, mut rx: mpsc::Receiver<ReplicationItem>) {
+        while let Some(first) = rx.recv().await {
+            let mut batch = vec![first];
+            let deadline = Instant::now() + self.delay;
+            while batch.len() < self.batch_size {
+                match tokio::time::timeout_at(deadline, rx.recv()).await {
+                    Ok(Some(item)) => batch.push(item),
+                    Ok(None) | Err(_) => break,
+                }
+            }
+            self.deliver(batch).await;
+        }
+    }
+
+    async fn deliver(&self, batch: Vec<ReplicationItem>) {
+        let body = ReplicationList {
+            replication_list: batch,
+        };
+        for attempt in 0..3u32 {
+            match self.post(&body).await {
+                Ok(answer) => {
+                    self.follow_up(&body.replication_list, answer);
+                    return;
+                }
+                Err(error) => {
+                    let error = &error as &(dyn std::error::Error + Send + Sync + 'static);
+                    tracing::debug!(peer = %self.url, error, attempt, "replication batch failed");
+                    tokio::time::sleep(Duration::from_millis(100 << attempt)).await;
+                }
+            }
+        }
+        tracing::warn!(
+            peer = %self.url,
+            items = body.replication_list.len(),
+            "peer unreachable; dropped a replication batch (heartbeats resynchronize it later)"
+        );
+    }
+
+    async fn post(&self, body: &ReplicationList) -> Result<BatchResponse, DeliveryError> {
+        let body = serde_json::to_vec(body).map_err(DeliveryError::Encode)?;
+        let response = self
+            .client
+            .post(&self.url)
+            .header(REPLICATION_HEADER, "true")
+            .header(http::header::ACCEPT, "application/json")
+            .header(http::header::CONTENT_TYPE, "application/json")
+            .body(body)
+            .send()
+            .await
+            .and_then(reqwest::Response::error_for_status)?;
+        let bytes = response.bytes().await?;
+        serde_json::from_slice(&bytes).map_err(DeliveryError::Decode)
+    }
+
+    /// Eureka's follow-ups: a heartbeat the peer does not know becomes a register of our copy;
+    /// a 409 carrying a newer copy is adopted.
+    fn follow_up(&self, sent: &[ReplicationItem], answer: BatchResponse) {
+        let Some(registry) = self.registry.upgrade() else {
+            return;
+        };
+        for (item, response) in sent.iter().zip(answer.response_list) {
+            if item.action != Action::Heartbeat {
+                continue;
+            }
+            let app = item.app_name.to_ascii_uppercase();
+            match (response.status_code, response.response_entity) {
+                (404, _) => {
+                    if let Some(stored) = registry.stored(&app, &item.id) {
+                        registry
+                            .replicator()
+                            .send_to(&self.peer, ReplicationItem::register(&stored));
+                    }
+                }
+                (409, Some(theirs)) => {
+                    let ours = registry.stored(&app, &item.id).map(|i| record::ldt(&i));
+                    if ours.is_some_and(|ours| record::ldt(&theirs) > ours) {
+                        registry.register(theirs, true);
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+}

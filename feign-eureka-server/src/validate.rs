@@ -1,0 +1,187 @@
+//! Input checks: Eureka's register validation, then this server's safety limits.
+
+use std::borrow::Cow;
+
+use crate::config::Limits;
+use feign_eureka::model::{InstanceInfo, ParseStatusError};
+
+/// Why a request is refused with 400; its message is the plain-text response body.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum Invalid {
+    /// A reason of this server's own.
+    #[error("{0}")]
+    Reason(Cow<'static, str>),
+    /// A status value that is not one of Eureka's.
+    #[error(transparent)]
+    Status(#[from] ParseStatusError),
+}
+
+impl From<&'static str> for Invalid {
+    fn from(reason: &'static str) -> Self {
+        Invalid::Reason(Cow::Borrowed(reason))
+    }
+}
+
+impl From<String> for Invalid {
+    fn from(reason: String) -> Self {
+        Invalid::Reason(Cow::Owned(reason))
+    }
+}
+
+/// Checks an application name from a path or body: ASCII letters, digits, `.`, `_`, `-`.
+pub(crate) fn app_name(name: &str, limits: &Limits) -> Result<(), Invalid> {
+    if name.is_empty() {
+        return Err("missing application name".into());
+    }
+    if name.len() > limits.name_len {
+        return Err(format!("application name longer than {} bytes", limits.name_len).into());
+    }
+    let allowed = |c: char| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-');
+    if !name.chars().all(allowed) || name.chars().all(|c| c == '.') {
+        return Err(format!(
+            "invalid application name {name:?}: use letters, digits, '.', '_' and '-'"
+        )
+        .into());
+    }
+    Ok(())
+}
+
+/// Checks an instance id: printable, no path or query delimiters, bounded.
+pub(crate) fn instance_id(id: &str, limits: &Limits) -> Result<(), Invalid> {
+    if id.is_empty() {
+        return Err("missing instance id".into());
+    }
+    if id.len() > limits.name_len {
+        return Err(format!("instance id longer than {} bytes", limits.name_len).into());
+    }
+    let bad =
+        |c: char| c.is_control() || c.is_whitespace() || matches!(c, '/' | '\\' | '?' | '#' | '%');
+    if id.chars().any(bad) || id == "." || id == ".." {
+        return Err(format!("invalid instance id {id:?}").into());
+    }
+    Ok(())
+}
+
+fn field(name: &str, value: &str, limits: &Limits) -> Result<(), Invalid> {
+    if value.len() > limits.field_len {
+        return Err(format!("{name} longer than {} bytes", limits.field_len).into());
+    }
+    if value.chars().any(char::is_control) {
+        return Err(format!("{name} contains control characters").into());
+    }
+    Ok(())
+}
+
+/// Eureka's `addInstance` validation in its order, then the limits.
+pub(crate) fn registration(
+    info: &InstanceInfo,
+    path_app: &str,
+    limits: &Limits,
+) -> Result<(), Invalid> {
+    if info.id().trim().is_empty() {
+        return Err("Missing instanceId".into());
+    }
+    if info.host_name.trim().is_empty() {
+        return Err("Missing hostname".into());
+    }
+    if info.ip_addr.trim().is_empty() {
+        return Err("Missing ip address".into());
+    }
+    if info.app.trim().is_empty() {
+        return Err("Missing appName".into());
+    }
+    if info.app != path_app {
+        return Err(format!(
+            "Mismatched appName, expecting {path_app} but was {}",
+            info.app
+        )
+        .into());
+    }
+    let Some(dc) = &info.data_center_info else {
+        return Err("Missing dataCenterInfo".into());
+    };
+    if dc.name.is_empty() {
+        return Err("Missing dataCenterInfo Name".into());
+    }
+    if !dc.has_known_name() {
+        return Err(format!("unknown dataCenterInfo name {:?}", dc.name).into());
+    }
+    instance_id(info.id(), limits)?;
+    field("hostName", &info.host_name, limits)?;
+    field("ipAddr", &info.ip_addr, limits)?;
+    let optional = [
+        ("appGroupName", &info.app_group_name),
+        ("homePageUrl", &info.home_page_url),
+        ("statusPageUrl", &info.status_page_url),
+        ("healthCheckUrl", &info.health_check_url),
+        ("secureHealthCheckUrl", &info.secure_health_check_url),
+        ("vipAddress", &info.vip_address),
+        ("secureVipAddress", &info.secure_vip_address),
+        ("asgName", &info.asg_name),
+        ("sid", &info.sid),
+    ];
+    for (name, value) in optional {
+        if let Some(value) = value {
+            field(name, value, limits)?;
+        }
+    }
+    metadata(info.metadata.iter(), limits)?;
+    if let Some(dc) = &info.data_center_info {
+        metadata(dc.metadata.iter(), limits)?;
+    }
+    Ok(())
+}
+
+/// Bounds a metadata map (entry count, key and value sizes, no control characters in keys).
+pub(crate) fn metadata<'a>(
+    entries: impl ExactSizeIterator<Item = (&'a String, &'a String)>,
+    limits: &Limits,
+) -> Result<(), Invalid> {
+    if entries.len() > limits.metadata_entries {
+        return Err(format!("more than {} metadata entries", limits.metadata_entries).into());
+    }
+    for (key, value) in entries {
+        if key.is_empty()
+            || key.len() > limits.metadata_key_len
+            || key.chars().any(char::is_control)
+        {
+            return Err(format!(
+                "invalid metadata key (empty, control characters or longer than {} bytes)",
+                limits.metadata_key_len
+            )
+            .into());
+        }
+        if value.len() > limits.metadata_value_len {
+            return Err(format!(
+                "metadata value of {key:?} longer than {} bytes",
+                limits.metadata_value_len
+            )
+            .into());
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn app_names_reject_traversal_and_separators() {
+        let limits = Limits::default();
+        assert!(app_name("JAVA-SVC", &limits).is_ok());
+        assert!(app_name("../X", &limits).is_err());
+        assert!(app_name("A/B", &limits).is_err());
+        assert!(app_name("..", &limits).is_err());
+        assert!(app_name(&"A".repeat(10 * 1024), &limits).is_err());
+    }
+
+    #[test]
+    fn instance_ids_reject_delimiters() {
+        let limits = Limits::default();
+        assert!(instance_id("10.0.0.5:rust-svc:9000", &limits).is_ok());
+        assert!(instance_id("a/b", &limits).is_err());
+        assert!(instance_id("a b", &limits).is_err());
+        assert!(instance_id("a\r\nb", &limits).is_err());
+    }
+}

@@ -1,0 +1,88 @@
+//! The `feign-eureka` binary: `--help` on each command, `apps` listing an embedded registry,
+//! and `serve` answering on its port.
+
+use std::io::{BufRead, BufReader};
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use crate::support::{get_json, instance, register, start};
+
+const BIN: &str = env!("CARGO_BIN_EXE_feign-eureka");
+
+fn run(args: &[&str]) -> (bool, String, String) {
+    let output = Command::new(BIN).args(args).output().expect("binary runs");
+    (
+        output.status.success(),
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn every_command_has_help() {
+    let (ok, out, _) = run(&["serve", "--help"]);
+    assert!(ok);
+    for flag in ["--port", "--bind", "--peer", "--no-self-preservation"] {
+        assert!(out.contains(flag), "{flag} missing from:\n{out}");
+    }
+    let (ok, out, _) = run(&["apps", "--help"]);
+    assert!(ok && out.contains("--server"), "{out}");
+    let (ok, out, _) = run(&["--help"]);
+    assert!(ok && out.contains("serve") && out.contains("apps"), "{out}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn apps_lists_what_a_registry_holds() {
+    let server = start().await;
+    let body = instance("ORDERS", "10.0.0.5:orders:8080", 8080, "UP", 1);
+    assert_eq!(register(server.url(), "ORDERS", &body).await, 204);
+    let url = server.url().to_owned();
+    let (ok, out, err) = tokio::task::spawn_blocking(move || run(&["apps", "--server", &url]))
+        .await
+        .unwrap();
+    assert!(ok, "{err}");
+    assert!(out.contains("ORDERS"), "{out}");
+    assert!(out.contains("10.0.0.5:orders:8080"), "{out}");
+    assert!(out.contains("zone-a"), "{out}");
+    assert!(out.contains("1 application(s), 1 instance(s)"), "{out}");
+    server.shutdown().await;
+
+    let (ok, _, err) = run(&["apps", "--server", "http://127.0.0.1:9/eureka/"]);
+    assert!(!ok);
+    assert!(err.starts_with("error: cannot reach"), "{err}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn serve_runs_a_registry_on_the_given_port() {
+    let port = {
+        let probe = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        probe.local_addr().unwrap().port()
+    };
+    let mut child = Command::new(BIN)
+        .args([
+            "serve",
+            "--port",
+            &port.to_string(),
+            "--no-self-preservation",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("serve starts");
+    let stdout = child.stdout.take().unwrap();
+    let first = tokio::task::spawn_blocking(move || {
+        let mut line = String::new();
+        BufReader::new(stdout).read_line(&mut line).map(|_| line)
+    });
+    let line = tokio::time::timeout(Duration::from_secs(30), first)
+        .await
+        .expect("prints its URL")
+        .unwrap()
+        .unwrap();
+    let url = format!("http://127.0.0.1:{port}/eureka/");
+    assert!(line.contains(&url), "{line}");
+    let doc = get_json(&url, "apps/").await;
+    assert_eq!(doc["applications"]["versions__delta"], "1");
+    child.kill().unwrap();
+    child.wait().unwrap();
+}

@@ -1,0 +1,181 @@
+//! Leases over time: eviction (with Eureka's doubled expiry), self-preservation, and graceful
+//! shutdown with requests in flight (case E4).
+
+use std::time::Duration;
+
+use crate::support::{call, dev, instance, register};
+use reqwest::Method;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+const LDT: u64 = 1_732_881_099_990;
+
+fn short_lease(app: &str, id: &str, secs: u64) -> serde_json::Value {
+    let mut body = instance(app, id, 1, "UP", LDT);
+    body["instance"]["leaseInfo"] =
+        serde_json::json!({"renewalIntervalInSecs": secs, "durationInSecs": secs});
+    body
+}
+
+#[tokio::test]
+async fn the_eviction_timer_removes_a_lease_that_stopped_renewing() {
+    let server = dev()
+        .netflix_lease_expiry(false)
+        .eviction_interval(Duration::from_millis(100))
+        .start()
+        .await
+        .unwrap();
+    let base = server.url();
+    assert_eq!(register(base, "A", &short_lease("A", "a-1", 1)).await, 204);
+    assert_eq!(
+        register(base, "A", &short_lease("A", "a-2", 3600)).await,
+        204
+    );
+    let mut remaining = 2;
+    for _ in 0..60 {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        remaining = server.instance_count();
+        if remaining == 1 {
+            break;
+        }
+    }
+    assert_eq!(
+        remaining, 1,
+        "the 1 s lease is evicted, the 1 h lease stays"
+    );
+    assert_eq!(call(Method::GET, base, "apps/A/a-1").await.0, 404);
+    assert_eq!(call(Method::GET, base, "apps/A/a-2").await.0, 200);
+    // The heartbeat of an evicted instance asks it to register again.
+    assert_eq!(call(Method::PUT, base, "apps/A/a-1").await.0, 404);
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn netflix_expiry_keeps_a_renewed_lease_for_two_durations() {
+    let server = dev().start().await.unwrap();
+    let base = server.url();
+    assert_eq!(register(base, "A", &short_lease("A", "a-1", 1)).await, 204);
+    assert_eq!(call(Method::PUT, base, "apps/A/a-1").await.0, 200);
+    tokio::time::sleep(Duration::from_millis(1_300)).await;
+    assert_eq!(
+        server.evict_now(),
+        0,
+        "one duration after the renewal it is still alive"
+    );
+    tokio::time::sleep(Duration::from_millis(1_000)).await;
+    assert_eq!(
+        server.evict_now(),
+        1,
+        "two durations after the renewal it is gone"
+    );
+    assert_eq!(server.instance_count(), 0);
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn self_preservation_stops_eviction_below_the_renewal_threshold() {
+    let server = dev().self_preservation(true).start().await.unwrap();
+    let base = server.url();
+    let before = server.self_preservation();
+    assert_eq!((before.expected_clients, before.renews_threshold), (1, 1));
+    assert_eq!(register(base, "A", &short_lease("A", "a-1", 1)).await, 204);
+    let state = server.self_preservation();
+    // expected 1 + 1 new client; threshold = floor(2 * (60 / 30) * 0.85) = 3.
+    assert_eq!((state.expected_clients, state.renews_threshold), (2, 3));
+    assert!(state.enabled && !state.lease_expiration_enabled);
+    tokio::time::sleep(Duration::from_millis(1_200)).await;
+    assert_eq!(
+        server.evict_now(),
+        0,
+        "self-preservation keeps the expired lease"
+    );
+    // Expired-but-not-evicted instances stay readable while expiration is disabled.
+    assert_eq!(call(Method::GET, base, "apps/A/a-1").await.0, 200);
+    assert_eq!(call(Method::DELETE, base, "apps/A/a-1").await.0, 200);
+    assert_eq!(server.self_preservation().expected_clients, 1);
+    server.shutdown().await;
+}
+
+/// Sends the head and the first part of a request, leaving one byte of the body unsent.
+async fn start_request(
+    addr: std::net::SocketAddr,
+    method: &str,
+    path: &str,
+    body: &str,
+) -> TcpStream {
+    let mut stream = TcpStream::connect(addr).await.unwrap();
+    let head = format!(
+        "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\n\
+         Accept: application/json\r\nContent-Length: {}\r\n\r\n",
+        body.len()
+    );
+    stream.write_all(head.as_bytes()).await.unwrap();
+    stream
+        .write_all(&body.as_bytes()[..body.len() - 1])
+        .await
+        .unwrap();
+    stream
+}
+
+#[tokio::test]
+async fn shutdown_answers_every_request_in_flight_and_frees_the_port() {
+    let server = dev().registration_rate_limit(None).start().await.unwrap();
+    let addr = server.local_addr();
+    assert_eq!(
+        register(server.url(), "A", &instance("A", "renewer", 1, "UP", LDT)).await,
+        204
+    );
+    let mut pending = Vec::new();
+    for i in 0..50 {
+        let stream = if i % 2 == 0 {
+            let body = instance("A", &format!("a-{i}"), 1, "UP", LDT).to_string();
+            let stream = start_request(addr, "POST", "/eureka/apps/A", &body).await;
+            (stream, body)
+        } else {
+            let path = format!("/eureka/apps/A/renewer?status=UP&lastDirtyTimestamp={LDT}");
+            (
+                start_request(addr, "PUT", &path, "{}").await,
+                "{}".to_owned(),
+            )
+        };
+        pending.push(stream);
+    }
+    // Let the server read every request head, so all 50 are in flight.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let shutdown = tokio::spawn(server.shutdown());
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let mut answers = Vec::new();
+    for (mut stream, body) in pending {
+        stream
+            .write_all(&body.as_bytes()[body.len() - 1..])
+            .await
+            .unwrap();
+        let mut response = Vec::new();
+        let read = tokio::time::timeout(Duration::from_secs(5), stream.read_to_end(&mut response));
+        read.await.expect("answered in time").expect("no reset");
+        let text = String::from_utf8_lossy(&response).into_owned();
+        answers.push(text.split(' ').nth(1).unwrap_or("none").to_owned());
+    }
+    tokio::time::timeout(Duration::from_secs(5), shutdown)
+        .await
+        .expect("shutdown completes")
+        .unwrap();
+    for (i, status) in answers.iter().enumerate() {
+        let expected = if i % 2 == 0 { "204" } else { "200" };
+        assert!(
+            status == expected || status == "503",
+            "request {i}: {status}"
+        );
+    }
+    assert!(
+        answers.iter().filter(|s| *s != "503").count() >= 45,
+        "{answers:?}"
+    );
+    // The port is free again at once.
+    let again = dev()
+        .bind(addr.to_string())
+        .start()
+        .await
+        .expect("port reusable");
+    again.shutdown().await;
+}

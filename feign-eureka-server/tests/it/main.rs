@@ -1,0 +1,11 @@
+//! feign-eureka-server's integration tests, one binary: the registry on 127.0.0.1 ([`support`])
+//! through its REST API, its binary, peer replication, and feign-eureka's client.
+
+mod api;
+mod cli;
+mod client;
+mod embedded;
+mod lifecycle;
+mod replication;
+mod safety;
+mod support;

@@ -1,0 +1,12 @@
+//! feign-eureka's integration tests, one binary: the client against Eureka-speaking servers
+//! on 127.0.0.1 ([`support`]), and the wire model against golden documents.
+
+#[cfg(feature = "config")]
+mod config;
+mod discovery;
+mod metrics;
+mod model;
+mod outage;
+mod registration;
+mod shutdown;
+mod support;
