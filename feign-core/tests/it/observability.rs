@@ -1,8 +1,6 @@
 //! Call spans (names, OpenTelemetry attributes, no ids or secrets) captured by a recording
 //! `tracing` layer, and W3C `traceparent` propagation, against a loopback axum server.
 
-mod support;
-
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
@@ -12,7 +10,7 @@ use axum::Router;
 use feign_core::{
     BearerAuth, ChooseRequest, Chosen, Error, Resolver, Retryer, TraceContext, W3cTraceparent,
 };
-use support::{closed_port_url, orders_server, quick_retryer, OrderClient, Server};
+use feign_test_support::{closed_port_url, orders_server, quick_retryer, OrderClient, Server};
 use tracing::field::{Field, Visit};
 use tracing::span::{Attributes, Id, Record};
 use tracing::Subscriber;
@@ -169,7 +167,7 @@ async fn a_failed_call_records_its_status_as_error_type_and_its_resends() {
 #[tokio::test]
 async fn a_connect_failure_records_its_kind_as_error_type() {
     let client = OrderClient::builder()
-        .url(closed_port_url().await)
+        .url(closed_port_url())
         .retryer(Retryer::never())
         .build()
         .unwrap();

@@ -2,8 +2,6 @@
 //! `spring.cloud.openfeign.circuitbreaker.enabled` and Resilience4j's Spring Boot properties,
 //! read from real files and checked against a loopback server, and their errors.
 
-mod support;
-
 use std::time::Duration;
 
 use axum::extract::State;
@@ -11,7 +9,7 @@ use axum::routing::get;
 use axum::Router;
 use feign_core::config::Config;
 use feign_core::{feign_client, CircuitBreakerConfig, Error};
-use support::{Server, TempDir};
+use feign_test_support::{Server, TempDir};
 use tokio::sync::watch;
 
 #[feign_client("order-service", path = "/api")]

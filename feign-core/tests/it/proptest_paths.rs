@@ -1,13 +1,11 @@
 //! Case A5: random strings as path and query values reach a real server exactly as given.
 
-mod support;
-
 use axum::extract::{Path, RawQuery};
 use axum::routing::get;
 use axum::Router;
 use feign_core::Retryer;
+use feign_test_support::{OrderClient, Server};
 use proptest::prelude::*;
-use support::{OrderClient, Server};
 
 fn wire_segment_is_clean(segment: &str) -> bool {
     let bytes = segment.as_bytes();

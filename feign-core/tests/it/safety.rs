@@ -1,15 +1,13 @@
 //! Cases A1–A10 of the reliability test list: templates and encoding, against a real server
 //! that records what it receives.
 
-mod support;
-
 use std::collections::HashMap;
 
 use axum::extract::{Path, RawQuery};
 use axum::routing::{any, get};
 use axum::Router;
 use feign_core::{interceptor_fn, BearerAuth, LogLevel, RequestTemplate, Retryer};
-use support::{Captured, OrderClient, Server};
+use feign_test_support::{Captured, OrderClient, Server};
 
 fn echo() -> Router {
     Router::new()

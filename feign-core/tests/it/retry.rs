@@ -1,8 +1,6 @@
 //! Retries (case B8 and the retry matrix), resolution through a `Resolver`, and the
 //! exactly-one-outcome guarantee towards `CallObserver`s.
 
-mod support;
-
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -16,8 +14,8 @@ use feign_core::{
     retry_fn, AttemptOutcome, CallObserver, ChooseRequest, Chosen, Error, Options, Resolver,
     RetryDecision, RetryPolicy, Retryer,
 };
+use feign_test_support::{closed_port_url, NewOrder, OrderClient, Server};
 use http::StatusCode;
-use support::{closed_port_url, NewOrder, OrderClient, Server};
 use tokio::time::Instant;
 
 /// Answers 503 (with an optional `Retry-After`) until `failures` calls have failed, then 200.
@@ -263,7 +261,7 @@ async fn connect_refused_post_is_retried_on_the_next_instance() {
     let (router, calls) = flaky(0, None);
     let server = Server::start(router).await;
     let resolver = Arc::new(Instances {
-        urls: vec![("down", closed_port_url().await), ("up", server.url())],
+        urls: vec![("down", closed_port_url()), ("up", server.url())],
         ..Instances::default()
     });
     let client = OrderClient::name_only()
@@ -368,7 +366,8 @@ async fn no_instance_is_a_typed_error() {
 
 #[tokio::test(start_paused = true)]
 async fn a_dropped_call_reports_discarded_exactly_once() {
-    let silent = support::RawServer::start_with(|_| Vec::new(), Duration::from_secs(3600)).await;
+    let silent =
+        feign_test_support::RawServer::start_with(|_| Vec::new(), Duration::from_secs(3600)).await;
     let resolver = Arc::new(Instances {
         urls: vec![("slow", silent.url())],
         ..Instances::default()

@@ -1,8 +1,6 @@
 //! Cases B1–B7 of the reliability test list: response handling against real servers, including
 //! a raw TCP server writing exact bytes.
 
-mod support;
-
 use std::io::Write;
 use std::time::Duration;
 
@@ -11,8 +9,8 @@ use axum::routing::get;
 use axum::Router;
 use bytes::Bytes;
 use feign_core::{Options, Retryer};
+use feign_test_support::{OrderClient, RawServer, Server};
 use http::StatusCode;
-use support::{OrderClient, RawServer, Server};
 
 fn client_for(url: String) -> OrderClient {
     OrderClient::builder()

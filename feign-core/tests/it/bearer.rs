@@ -1,8 +1,6 @@
 //! `BearerAuth::refreshing`: one refresh for many concurrent calls, renewal ahead of expiry
 //! (paused time), failed refreshes, and a token that never shows in `Debug` or errors.
 
-mod support;
-
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -13,7 +11,8 @@ use axum::Router;
 use feign_core::{
     token_provider_fn, AccessToken, BearerAuth, BoxError, RequestInterceptor, RequestTemplate,
 };
-use support::{OrderClient, Server, GET_ORDER};
+use feign_test_support::order::GET_ORDER;
+use feign_test_support::{OrderClient, Server};
 
 /// A provider that hands out `tok-1`, `tok-2`... valid for `valid`, or fails from call
 /// `fail_from` on; it counts its calls.

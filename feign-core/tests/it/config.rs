@@ -2,16 +2,14 @@
 //! loopback server: timeouts, default headers and query, dismiss-404, logger level, retryer,
 //! precedence, and errors naming the key and the file.
 
-mod support;
-
 use std::time::Duration;
 
 use axum::routing::{any, get};
 use axum::Router;
 use feign_core::config::Config;
 use feign_core::{feign_client, Error};
+use feign_test_support::{Captured, Order, Server, TempDir};
 use serde_json::Value;
-use support::{Captured, Order, Server, TempDir};
 
 #[feign_client("order-service", path = "/api")]
 trait Orders {

@@ -1,8 +1,6 @@
 //! The call pipeline end to end against a real server on 127.0.0.1, through a client written
 //! exactly as `#[feign_client]` generates it.
 
-mod support;
-
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
@@ -14,8 +12,8 @@ use feign_core::{
     error_decoder_fn, interceptor_fn, BearerAuth, DefaultHeaders, Error, RequestId,
     RequestInterceptor, RequestTemplate, Retryer,
 };
+use feign_test_support::{NewOrder, Order, OrderClient, Server};
 use serde::Serialize;
-use support::{NewOrder, Order, OrderClient, Server};
 
 fn orders() -> Router {
     Router::new()
