@@ -6,6 +6,7 @@
 //!
 //! | module | what it holds |
 //! |---|---|
+//! | [`backend`] | [`Backend`](backend::Backend), a server that answers, fails, hangs or dies on demand, and a client through `feign_lb` |
 //! | [`server`] | [`Server`], a recording HTTP/1 server in front of an axum router; [`serve`] and [`recording_server`] |
 //! | [`raw`] | [`RawServer`], a TCP server writing exact bytes, for malformed responses |
 //! | [`net`] | [`closed_port_url`], a loopback URL where nothing listens |
@@ -15,6 +16,7 @@
 //! | [`fs`] | [`TempDir`], a directory removed on drop |
 //! | [`log`] | [`Captured`], a writer keeping what a `tracing` subscriber writes |
 
+pub mod backend;
 pub mod calls;
 pub mod fs;
 pub mod log;

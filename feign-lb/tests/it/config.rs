@@ -2,47 +2,16 @@
 //! balancer picks, retries and health-checks against loopback backends; wrong keys and values
 //! are errors naming the key and the file.
 
-mod support;
-
 use std::collections::HashMap;
-use std::io::Write;
-use std::path::PathBuf;
 use std::time::Duration;
 
 use feign_config::Config;
 use feign_core::{ChooseRequest, Chosen, Resolver};
 use feign_lb::{LoadBalancer, Policy, ServiceInstance, SlowStart, StaticSupplier};
+use feign_test_support::TempDir;
 use http::{HeaderMap, HeaderValue, Method};
-use support::{client, Backend, Mode};
 
-/// A directory under the system temp dir, removed on drop.
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new(tag: &str) -> TempDir {
-        static COUNTER: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-        let n = COUNTER.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-        let dir =
-            std::env::temp_dir().join(format!("feign-lb-config-{tag}-{}-{n}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        TempDir(dir)
-    }
-
-    fn write(&self, name: &str, text: &str) -> PathBuf {
-        let path = self.0.join(name);
-        std::fs::File::create(&path)
-            .unwrap()
-            .write_all(text.as_bytes())
-            .unwrap();
-        path
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
+use feign_test_support::backend::{client, Backend, Mode};
 
 fn instance(service: &str, port: u16, zone: &str) -> ServiceInstance {
     ServiceInstance::new(service, "127.0.0.1", port)

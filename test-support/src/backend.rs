@@ -1,7 +1,6 @@
-//! Shared fixtures: loopback axum backends that can answer, fail with 503, hang, or die, and a
-//! hand-written client shaped like the code `#[feign_client]` generates.
-
-#![allow(dead_code, unreachable_pub)]
+//! Load-balanced backends: loopback axum servers that can answer, fail with 503, hang, or die,
+//! and a hand-written client shaped like the code `#[feign_client]` generates, resolved through
+//! a `feign_lb::LoadBalancer`.
 
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
@@ -21,8 +20,11 @@ use feign_lb::LoadBalancer;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[repr(u8)]
 pub enum Mode {
+    /// Answers 200 `ok` at once.
     Ok = 0,
+    /// Answers 503.
     Unavailable = 1,
+    /// Answers only after 30 s.
     Hang = 2,
     /// Answers after a delay (the scenario runner's slow backend).
     Slow = 3,
@@ -44,6 +46,7 @@ struct Shared {
 /// An HTTP server on 127.0.0.1 with its own runtime and thread, so that [`Backend::kill`]
 /// really closes its listener and every open connection.
 pub struct Backend {
+    /// Where it listens.
     pub addr: SocketAddr,
     shared: Shared,
     kill: Option<tokio::sync::oneshot::Sender<()>>,
@@ -74,6 +77,7 @@ async fn handle(State(shared): State<Shared>, method: Method, uri: Uri) -> (Stat
 }
 
 impl Backend {
+    /// Starts a backend in [`Mode::Ok`].
     pub fn start() -> Backend {
         Backend::start_with_delay(Duration::ZERO)
     }
@@ -112,24 +116,29 @@ impl Backend {
         }
     }
 
+    /// The base URL, `http://127.0.0.1:port`.
     pub fn url(&self) -> String {
         format!("http://{}", self.addr)
     }
 
+    /// Changes what the next requests get.
     pub fn set_mode(&self, mode: Mode) {
         self.shared.mode.store(mode as u8, Ordering::SeqCst);
     }
 
+    /// Changes how long [`Mode::Slow`] answers take.
     pub fn set_delay(&self, delay: Duration) {
         self.shared
             .delay_us
             .store(delay.as_micros() as usize, Ordering::SeqCst);
     }
 
+    /// How many requests arrived.
     pub fn hits(&self) -> usize {
         self.shared.record.hits.load(Ordering::SeqCst)
     }
 
+    /// Every request's method and target, oldest first.
     pub fn log(&self) -> Vec<(Method, String)> {
         self.shared.record.log.lock().unwrap().clone()
     }
@@ -151,14 +160,7 @@ impl Drop for Backend {
     }
 }
 
-/// A port on 127.0.0.1 where nothing listens (connections are refused).
-pub fn refused_url() -> String {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let addr = listener.local_addr().unwrap();
-    drop(listener);
-    format!("http://{addr}")
-}
-
+/// The client's metadata: service `order-service`, no URL (a balancer resolves it), no base path.
 pub static ORDERS: ClientMeta = ClientMeta {
     trait_name: "OrderService",
     service: "order-service",
@@ -166,6 +168,7 @@ pub static ORDERS: ClientMeta = ClientMeta {
     path: "",
 };
 
+/// `GET /orders/{id}`, idempotent.
 pub static GET_ORDER: MethodMeta = MethodMeta {
     key: "OrderService#get_order",
     name: "get_order",
@@ -178,6 +181,7 @@ pub static GET_ORDER: MethodMeta = MethodMeta {
     options: MethodOptions::NONE,
 };
 
+/// `POST /orders/{id}`, not idempotent.
 pub static CREATE_ORDER: MethodMeta = MethodMeta {
     key: "OrderService#create_order",
     name: "create_order",
@@ -191,7 +195,7 @@ pub static CREATE_ORDER: MethodMeta = MethodMeta {
 };
 
 /// What `#[feign_client("order-service")]` generates for `get_order` and `create_order`.
-#[derive(Clone)]
+#[derive(Clone, Debug)]
 pub struct OrderServiceClient {
     core: Core,
 }
@@ -208,10 +212,12 @@ impl OrderServiceClient {
         &self.core
     }
 
+    /// A builder for the client ([`ORDERS`]).
     pub fn builder() -> feign_core::Builder<Self> {
         __private::builder(&ORDERS)
     }
 
+    /// `GET /orders/{id}`, the body as text.
     pub async fn get_order(&self, id: u64) -> Result<String, Error> {
         let mut req = self.core.request(&GET_ORDER);
         req.path(0, &id);
@@ -219,6 +225,7 @@ impl OrderServiceClient {
         __private::decode_string(&self.core, &GET_ORDER, res)
     }
 
+    /// `POST /orders/{id}` with the body `{}`, the answer as text.
     pub async fn create_order(&self, id: u64) -> Result<String, Error> {
         let mut req = self.core.request(&CREATE_ORDER);
         req.path(0, &id);

@@ -1,66 +1,30 @@
 //! Spring Cloud LoadBalancer's request metrics, with Spring's tags, read back from
-//! `metrics-util`'s DebuggingRecorder after calls to loopback backends. Tests run one at a
-//! time: a snapshot drains every series.
-
-mod support;
+//! `metrics-util`'s DebuggingRecorder, installed for the test's own thread, after calls to
+//! loopback backends.
 
 use std::collections::BTreeMap;
-use std::sync::OnceLock;
 use std::time::Duration;
 
 use feign_lb::{LoadBalancer, RetryConfig, StaticSupplier};
-use metrics_util::debugging::{DebugValue, DebuggingRecorder, Snapshotter};
-use support::{client, refused_url, Backend, Mode};
+use feign_test_support::{closed_port_url, MetricsCapture, MetricsSnapshot};
+use metrics_util::debugging::DebugValue;
+
+use feign_test_support::backend::{client, Backend, Mode};
 
 const SVC: &str = "order-service";
 
-static EXCLUSIVE: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
-
-fn snapshotter() -> &'static Snapshotter {
-    static SNAPSHOTTER: OnceLock<Snapshotter> = OnceLock::new();
-    SNAPSHOTTER.get_or_init(|| {
-        let recorder = DebuggingRecorder::new();
-        let snapshotter = recorder.snapshotter();
-        recorder
-            .install()
-            .expect("no other recorder in this binary");
-        snapshotter
-    })
-}
-
-type Series = Vec<(String, BTreeMap<String, String>, DebugValue)>;
-
-fn snapshot() -> Series {
-    snapshotter()
-        .snapshot()
-        .into_vec()
-        .into_iter()
-        .map(|(key, _, _, value)| {
-            let labels = key
-                .key()
-                .labels()
-                .map(|l| (l.key().to_owned(), l.value().to_owned()))
-                .collect();
-            (key.key().name().to_owned(), labels, value)
-        })
-        .collect()
-}
-
 /// The value of series `name` of the instance at `host:port` (and outcome, if given).
 fn value_of<'a>(
-    series: &'a Series,
+    series: &'a MetricsSnapshot,
     name: &str,
     port: u16,
     outcome: Option<&str>,
 ) -> Option<&'a DebugValue> {
     series
-        .iter()
-        .find(|(n, labels, _)| {
-            n == name
-                && labels.get("serviceInstance.port") == Some(&port.to_string())
-                && outcome.is_none_or(|o| labels.get("outcome").map(String::as_str) == Some(o))
-        })
-        .map(|(_, _, value)| value)
+        .matching(name, "serviceInstance.port", &port.to_string())
+        .into_iter()
+        .find(|s| outcome.is_none_or(|o| s.labels.get("outcome").map(String::as_str) == Some(o)))
+        .map(|s| &s.value)
 }
 
 fn balancer(urls: &[String]) -> LoadBalancer {
@@ -72,12 +36,11 @@ fn balancer(urls: &[String]) -> LoadBalancer {
 
 #[tokio::test]
 async fn requests_are_counted_per_instance_with_springs_tags() {
-    let _exclusive = EXCLUSIVE.lock().await;
-    snapshotter();
+    let metrics = MetricsCapture::install();
     let ok = Backend::start();
     let unavailable = Backend::start();
     unavailable.set_mode(Mode::Unavailable);
-    let refused = refused_url();
+    let refused = closed_port_url();
     let refused_port: u16 = refused.rsplit(':').next().unwrap().parse().unwrap();
 
     let orders = client(&balancer(&[ok.url()]), Duration::from_secs(5));
@@ -96,7 +59,7 @@ async fn requests_are_counted_per_instance_with_springs_tags() {
     );
     nothing.get_order(1).await.unwrap_err();
 
-    let series = snapshot();
+    let series = metrics.snapshot();
     let success = "loadbalancer.requests.success";
     assert_eq!(
         value_of(&series, success, ok.addr.port(), Some("SUCCESS")),
@@ -125,14 +88,12 @@ async fn requests_are_counted_per_instance_with_springs_tags() {
         ),
         Some(&DebugValue::Gauge(0.0.into()))
     );
-    let (_, tags, _) = series
-        .iter()
-        .find(|(n, labels, _)| {
-            n == success
-                && labels.get("serviceInstance.port") == Some(&ok.addr.port().to_string())
-                && labels.get("outcome").map(String::as_str) == Some("SUCCESS")
-        })
-        .unwrap();
+    let tags = &series
+        .matching(success, "serviceInstance.port", &ok.addr.port().to_string())
+        .into_iter()
+        .find(|s| s.labels.get("outcome").map(String::as_str) == Some("SUCCESS"))
+        .unwrap()
+        .labels;
     let host = ok.addr.ip().to_string();
     let instance_id = ok.addr.to_string();
     let port = ok.addr.port().to_string();
@@ -149,19 +110,15 @@ async fn requests_are_counted_per_instance_with_springs_tags() {
     .collect();
     assert_eq!(tags, &expected);
     let discard = series
-        .iter()
-        .find(|(n, labels, _)| {
-            n == "loadbalancer.requests.discard"
-                && labels.get("serviceId").map(String::as_str) == Some(SVC)
-        })
-        .map(|(_, labels, value)| (labels.len(), value));
+        .matching("loadbalancer.requests.discard", "serviceId", SVC)
+        .first()
+        .map(|s| (s.labels.len(), &s.value));
     assert_eq!(discard, Some((1, &DebugValue::Counter(1))));
 }
 
 #[tokio::test]
 async fn the_active_gauge_counts_attempts_in_flight() {
-    let _exclusive = EXCLUSIVE.lock().await;
-    snapshotter();
+    let metrics = MetricsCapture::install();
     let slow = Backend::start_with_delay(Duration::from_millis(300));
     slow.set_mode(Mode::Slow);
     let orders = client(&balancer(&[slow.url()]), Duration::from_secs(5));
@@ -172,7 +129,7 @@ async fn the_active_gauge_counts_attempts_in_flight() {
     while slow.hits() == 0 {
         tokio::time::sleep(Duration::from_millis(2)).await;
     }
-    let series = snapshot();
+    let series = metrics.snapshot();
     assert_eq!(
         value_of(
             &series,

@@ -3,13 +3,12 @@
 //! when the table below says so: always when nothing was sent (connection refused), otherwise
 //! only for idempotent calls.
 
-mod support;
-
 use std::time::Duration;
 
 use feign_core::__private::{self, HttpMethod, MethodMeta, MethodOptions, PathPart};
 use feign_lb::{Ejection, LoadBalancer, RetryConfig, StaticSupplier};
-use support::{refused_url, Backend, Mode, OrderServiceClient};
+use feign_test_support::backend::{Backend, Mode, OrderServiceClient};
+use feign_test_support::closed_port_url;
 use tokio::io::AsyncReadExt;
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -90,7 +89,7 @@ async fn d1_retry_decisions_match_the_table() {
         Fault::Timeout,
     ] {
         let bad = match fault {
-            Fault::Refused => refused_url(),
+            Fault::Refused => closed_port_url(),
             Fault::ResetAfterSend => resetting.clone(),
             Fault::Unavailable => unavailable.url(),
             Fault::Timeout => hanging.url(),
@@ -107,11 +106,12 @@ async fn d1_retry_decisions_match_the_table() {
                     .ejection(Ejection::disabled())
                     .retry(RetryConfig::new())
                     .build();
-                let client: OrderServiceClient = support::client(&lb, Duration::from_millis(300));
+                let client: OrderServiceClient =
+                    feign_test_support::backend::client(&lb, Duration::from_millis(300));
                 let meta = meta(method, marked);
                 let mut failures = 0;
                 for _ in 0..4 {
-                    if client.call(meta).await.is_err() {
+                    if call(&client, meta).await.is_err() {
                         failures += 1;
                     }
                 }
@@ -134,11 +134,13 @@ async fn d1_retry_decisions_match_the_table() {
     assert_eq!(rows.len(), 4 * 6 * 2);
 }
 
-impl OrderServiceClient {
-    async fn call(&self, meta: &'static MethodMeta) -> Result<(), feign_core::Error> {
-        let core = self.core();
-        let req = core.request(meta);
-        let res = core.execute(req).await;
-        __private::decode_unit(core, meta, res)
-    }
+/// Sends the method `meta` describes through `client`'s core.
+async fn call(
+    client: &OrderServiceClient,
+    meta: &'static MethodMeta,
+) -> Result<(), feign_core::Error> {
+    let core = client.core();
+    let req = core.request(meta);
+    let res = core.execute(req).await;
+    __private::decode_unit(core, meta, res)
 }

@@ -2,14 +2,13 @@
 //! timeout): GETs with default settings see no error. POSTs are retried only when nothing was
 //! sent (case C7). Under total failure the retry budget bounds attempts (case D2).
 
-mod support;
-
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use feign_lb::{LoadBalancer, RetryConfig, StaticSupplier};
-use support::{client, refused_url, Backend, Mode, OrderServiceClient};
+use feign_test_support::backend::{client, Backend, Mode, OrderServiceClient};
+use feign_test_support::closed_port_url;
 
 const SVC: &str = "order-service";
 
@@ -140,7 +139,12 @@ async fn c7_retries_go_elsewhere_and_post_only_when_nothing_was_sent() {
     let lb3 = LoadBalancer::builder()
         .supplier(StaticSupplier::new(
             SVC,
-            [refused_url(), unavailable.url(), hanging.url(), good.url()],
+            [
+                closed_port_url(),
+                unavailable.url(),
+                hanging.url(),
+                good.url(),
+            ],
         ))
         .retry(retry)
         .ejection(feign_lb::Ejection::disabled())
@@ -167,7 +171,7 @@ async fn c7_retries_go_elsewhere_and_post_only_when_nothing_was_sent() {
     }
 
     // POST to an instance refusing connections: retried elsewhere (nothing was sent).
-    let refusing = balancer(&[refused_url(), good.url()]);
+    let refusing = balancer(&[closed_port_url(), good.url()]);
     let post = client(&refusing, Duration::from_millis(300));
     for id in 0..6u64 {
         assert_eq!(post.create_order(id).await.unwrap(), "ok");
