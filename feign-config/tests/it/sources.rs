@@ -1,36 +1,10 @@
 //! Property sources read from real files: precedence, relaxed names, placeholders, types, and
 //! errors that name the key and the file.
 
-use std::path::PathBuf;
 use std::time::Duration;
 
 use feign_config::{Config, ConfigError, DurationUnit};
-
-/// A directory under the system temp dir, removed on drop.
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new(tag: &str) -> TempDir {
-        static COUNTER: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-        let n = COUNTER.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-        let dir =
-            std::env::temp_dir().join(format!("feign-config-{tag}-{}-{n}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        TempDir(dir)
-    }
-
-    fn write(&self, name: &str, text: &str) -> PathBuf {
-        let path = self.0.join(name);
-        std::fs::write(&path, text).unwrap();
-        path
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
+use feign_test_support::TempDir;
 
 fn value(config: &Config, key: &str) -> Option<String> {
     config.get(key).unwrap().map(|p| p.as_str())
