@@ -1,16 +1,14 @@
 //! Errors through `#[feign_client]` methods: the default error, a user's `ErrorDecoder` turning a
 //! 409 body into a typed error, and a method error type that is the user's own.
 
-mod client_common;
-
 use std::fmt;
 
 use axum::http::StatusCode;
 use axum::response::IntoResponse;
-use client_common::{recording_server, Recorded};
 use feign_core::{
     error_decoder_fn, feign_client, DefaultErrorDecoder, Error, ErrorDecoder, Response, Retryer,
 };
+use feign_test_support::{recording_server, Recorded};
 use serde::Deserialize;
 
 /// The body the service sends with a 409.

@@ -2,8 +2,6 @@
 //! connections, an open breaker and a full bulkhead, never for 4xx; a factory sees the cause;
 //! the classifier decides; consumed arguments still reach the fallback.
 
-mod resilience_common;
-
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -11,8 +9,8 @@ use feign_core::{
     classifier_fn, feign_client, BulkheadConfig, CircuitBreakerConfig, Classification,
     DefaultClassifier, Error, FailureClassifier, FallbackFactory, Options, Retryer,
 };
+use feign_test_support::{calls_service, closed_port_url};
 use http::StatusCode;
-use resilience_common::{closed_port, service};
 
 #[feign_client("calls", fallback = Cached)]
 trait Calls {
@@ -46,7 +44,7 @@ type CallsClientBuilder = feign_core::Builder<CallsClient>;
 
 #[tokio::test]
 async fn answers_server_errors_but_not_client_errors() {
-    let (url, service) = service().await;
+    let (url, service) = calls_service().await;
     let client = client(url).build().unwrap();
     assert_eq!(client.call("ok").await.unwrap(), "ok");
     assert_eq!(client.call("fail").await.unwrap(), "cached fail");
@@ -57,19 +55,19 @@ async fn answers_server_errors_but_not_client_errors() {
 
 #[tokio::test]
 async fn answers_timeouts_and_refused_connections() {
-    let (url, _service) = service().await;
+    let (url, _service) = calls_service().await;
     let slow = client(url)
         .options(Options::default().read_timeout(Duration::from_millis(100)))
         .build()
         .unwrap();
     assert_eq!(slow.call("hang").await.unwrap(), "cached hang");
-    let refused = client(closed_port().await).build().unwrap();
+    let refused = client(closed_port_url()).build().unwrap();
     assert_eq!(refused.call("ok").await.unwrap(), "cached ok");
 }
 
 #[tokio::test]
 async fn a_consumed_body_still_reaches_the_fallback() {
-    let (url, service) = service().await;
+    let (url, service) = calls_service().await;
     let client = client(url).build().unwrap();
     let note = String::from("hello");
     assert_eq!(client.send("fail", note).await.unwrap(), "kept fail: hello");
@@ -78,7 +76,7 @@ async fn a_consumed_body_still_reaches_the_fallback() {
 
 #[tokio::test]
 async fn answers_an_open_breaker_without_network_io() {
-    let (url, service) = service().await;
+    let (url, service) = calls_service().await;
     let client = client(url)
         .circuit_breaker(
             CircuitBreakerConfig::default()
@@ -96,7 +94,7 @@ async fn answers_an_open_breaker_without_network_io() {
 
 #[tokio::test]
 async fn answers_a_full_bulkhead() {
-    let (url, service) = service().await;
+    let (url, service) = calls_service().await;
     let client = client(url)
         .bulkhead(BulkheadConfig::default().max_concurrent_calls(1))
         .build()
@@ -117,7 +115,7 @@ async fn answers_a_full_bulkhead() {
 
 #[tokio::test]
 async fn the_classifier_decides_what_falls_back() {
-    let (url, _service) = service().await;
+    let (url, _service) = calls_service().await;
     let client = client(url)
         .failure_classifier(classifier_fn(|error| match error.status() {
             Some(StatusCode::NOT_FOUND) => Classification::Failure,
@@ -146,7 +144,7 @@ async fn the_builder_can_give_the_fallback() {
         }
     }
 
-    let (url, _service) = service().await;
+    let (url, _service) = calls_service().await;
     let client = client(url)
         .fallback(Arc::new(Fixed("fixed")))
         .build()
@@ -184,7 +182,7 @@ impl Status for Explained {
 
 #[tokio::test]
 async fn a_fallback_factory_sees_the_cause() {
-    let (url, _service) = service().await;
+    let (url, _service) = calls_service().await;
     let client = StatusClient::builder()
         .url(url)
         .retryer(Retryer::never())
@@ -218,7 +216,7 @@ impl Plain for PlainFallback {
 /// Without the attribute, a client has no fallback until the builder gives one.
 #[tokio::test]
 async fn a_client_without_the_attribute_takes_one_from_the_builder() {
-    let (url, _service) = service().await;
+    let (url, _service) = calls_service().await;
     let without = PlainClient::builder()
         .url(url.clone())
         .retryer(Retryer::never())

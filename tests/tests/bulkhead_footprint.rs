@@ -1,21 +1,16 @@
-//! The bulkhead through `#[feign_client]` against a loopback service (case D5): never more
-//! calls in flight than allowed, the excess refused at once, waiting callers admitted in turn.
-
-mod resilience_common;
+//! The bulkhead's footprint (case D5): 10,000 concurrent calls against 25 slots hold no
+//! connection and leave nothing queued, read from this process's descriptors and resident memory.
+//!
+//! A binary of its own, outside `tests/it`: it measures the whole process, so no other test may
+//! open sockets or allocate beside it.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use feign_core::{feign_client, BulkheadConfig, Error, Retryer};
+use feign_core::{BulkheadConfig, Error, Retryer};
+use feign_test_support::{calls_service, Calls as _, CallsClient, MetricsSnapshot};
 use futures_util::future::join_all;
 use metrics_util::debugging::DebuggingRecorder;
-use resilience_common::{service, Recorded};
-
-#[feign_client("calls")]
-trait Calls {
-    #[get("/calls/{mode}")]
-    async fn call(&self, #[path] mode: &str) -> Result<String, Error>;
-}
 
 const AVAILABLE: &str = "resilience4j.bulkhead.available.concurrent.calls";
 
@@ -25,7 +20,7 @@ async fn admits_twenty_five_and_refuses_the_rest_at_once() {
     let recorder = DebuggingRecorder::new();
     let snapshotter = recorder.snapshotter();
     let _recorder = metrics::set_default_local_recorder(&recorder);
-    let (url, service) = service().await;
+    let (url, service) = calls_service().await;
     let client = CallsClient::builder()
         .url(url)
         .retryer(Retryer::never())
@@ -49,7 +44,7 @@ async fn admits_twenty_five_and_refuses_the_rest_at_once() {
         {
             tokio::time::sleep(Duration::from_millis(1)).await;
         }
-        let gauge = Recorded::take(&snapshotter).get(AVAILABLE, &[("name", "calls")]);
+        let gauge = MetricsSnapshot::take(&snapshotter).get(AVAILABLE, &[("name", "calls")]);
         let while_full = (open_fds(), resident_bytes());
         service.release.send_replace(true);
         (gauge, while_full)
@@ -65,7 +60,7 @@ async fn admits_twenty_five_and_refuses_the_rest_at_once() {
     assert_eq!(service.max_in_flight.load(Ordering::SeqCst), 25);
     assert_eq!(available_while_full, Some(0.0));
     assert_eq!(
-        Recorded::take(&snapshotter).get(AVAILABLE, &[("name", "calls")]),
+        MetricsSnapshot::take(&snapshotter).get(AVAILABLE, &[("name", "calls")]),
         Some(25.0)
     );
     // Refused calls hold no connection and leave nothing queued (Linux only: read from /proc).
@@ -93,72 +88,4 @@ fn resident_bytes() -> Option<u64> {
     let statm = std::fs::read_to_string("/proc/self/statm").ok()?;
     let pages: u64 = statm.split_whitespace().nth(1)?.parse().ok()?;
     Some(pages * 4096)
-}
-
-#[tokio::test]
-async fn a_waiting_call_gets_the_next_free_slot() {
-    let (url, service) = service().await;
-    let client = CallsClient::builder()
-        .url(url)
-        .retryer(Retryer::never())
-        .bulkhead(
-            BulkheadConfig::default()
-                .max_concurrent_calls(2)
-                .max_wait_duration(Duration::from_secs(30)),
-        )
-        .build()
-        .unwrap();
-    let calls = join_all((0..6).map(|_| client.call("hold")));
-    let release = async {
-        while service.in_flight.load(Ordering::SeqCst) < 2 {
-            tokio::time::sleep(Duration::from_millis(1)).await;
-        }
-        service.release.send_replace(true);
-    };
-    let (results, ()) = tokio::join!(calls, release);
-    assert!(results.iter().all(Result::is_ok), "{results:?}");
-    assert_eq!(service.requests(), 6);
-    assert_eq!(service.max_in_flight.load(Ordering::SeqCst), 2);
-}
-
-#[tokio::test]
-async fn a_call_gives_up_after_the_wait() {
-    let (url, service) = service().await;
-    let client = CallsClient::builder()
-        .url(url)
-        .retryer(Retryer::never())
-        .bulkhead(
-            BulkheadConfig::default()
-                .max_concurrent_calls(1)
-                .max_wait_duration(Duration::from_millis(50)),
-        )
-        .build()
-        .unwrap();
-    let held = client.call("hold");
-    let late = async {
-        while service.in_flight.load(Ordering::SeqCst) < 1 {
-            tokio::time::sleep(Duration::from_millis(1)).await;
-        }
-        let result = client.call("ok").await;
-        service.release.send_replace(true);
-        result
-    };
-    let (held, late) = tokio::join!(held, late);
-    assert!(held.is_ok());
-    assert!(late.unwrap_err().is_bulkhead_full());
-    assert_eq!(service.requests(), 1);
-}
-
-#[tokio::test]
-async fn zero_slots_is_a_build_error() {
-    let error = CallsClient::builder()
-        .url("http://127.0.0.1:9")
-        .bulkhead(BulkheadConfig::default().max_concurrent_calls(0))
-        .build()
-        .unwrap_err();
-    assert!(error.is_builder());
-    assert!(
-        error.to_string().contains("max_concurrent_calls"),
-        "{error}"
-    );
 }

@@ -2,26 +2,15 @@
 //! defaults end to end (case D3), per-method and per-client breakers, the breaker outside the
 //! retries, and the state visible as events and metrics.
 
-mod resilience_common;
-
 use std::time::Duration;
 
 use feign_core::{
-    feign_client, BreakerScope, CircuitBreakerConfig, CircuitState, Error, Retryer, StateTransition,
+    BreakerScope, CircuitBreakerConfig, CircuitState, Error, Retryer, StateTransition,
 };
+use feign_test_support::{calls_service, Calls as _, CallsClient, MetricsSnapshot};
 use futures_util::future::join_all;
 use metrics_util::debugging::DebuggingRecorder;
-use resilience_common::{service, Recorded};
 use tokio::sync::broadcast::Receiver;
-
-#[feign_client("calls")]
-trait Calls {
-    #[get("/calls/{mode}")]
-    async fn call(&self, #[path] mode: &str) -> Result<String, Error>;
-
-    #[get("/calls/{mode}")]
-    async fn other(&self, #[path] mode: &str) -> Result<String, Error>;
-}
 
 fn transitions(
     events: &mut Receiver<StateTransition>,
@@ -41,7 +30,7 @@ async fn opens_after_the_hundredth_call_and_admits_exactly_ten_trials() {
     let recorder = DebuggingRecorder::new();
     let snapshotter = recorder.snapshotter();
     let _recorder = metrics::set_default_local_recorder(&recorder);
-    let (url, service) = service().await;
+    let (url, service) = calls_service().await;
     let config = CircuitBreakerConfig::default();
     let mut events = config.subscribe();
     let client = CallsClient::builder()
@@ -113,7 +102,7 @@ async fn opens_after_the_hundredth_call_and_admits_exactly_ten_trials() {
     assert!(client.call("ok").await.unwrap_err().is_circuit_open());
     assert_eq!(service.requests(), 110);
 
-    let recorded = Recorded::take(&snapshotter);
+    let recorded = MetricsSnapshot::take(&snapshotter);
     let calls = |kind| {
         recorded.get(
             "resilience4j.circuitbreaker.calls",
@@ -150,7 +139,7 @@ async fn open_with_failures(client: &CallsClient) {
 
 #[tokio::test]
 async fn each_method_has_its_own_breaker_by_default() {
-    let (url, service) = service().await;
+    let (url, service) = calls_service().await;
     let client = CallsClient::builder()
         .url(url)
         .retryer(Retryer::never())
@@ -164,7 +153,7 @@ async fn each_method_has_its_own_breaker_by_default() {
 
 #[tokio::test]
 async fn a_per_client_breaker_is_shared_by_every_method() {
-    let (url, service) = service().await;
+    let (url, service) = calls_service().await;
     let client = CallsClient::builder()
         .url(url)
         .retryer(Retryer::never())
@@ -182,7 +171,7 @@ async fn a_per_client_breaker_is_shared_by_every_method() {
 /// The breaker sees one outcome per call, whatever the retries did inside it.
 #[tokio::test]
 async fn the_breaker_wraps_the_retries() {
-    let (url, service) = service().await;
+    let (url, service) = calls_service().await;
     let retries = Retryer::default()
         .period(Duration::from_millis(1))
         .max_period(Duration::from_millis(1))
@@ -203,7 +192,7 @@ async fn the_breaker_wraps_the_retries() {
 
 #[tokio::test]
 async fn client_errors_do_not_open_the_breaker() {
-    let (url, _service) = service().await;
+    let (url, _service) = calls_service().await;
     let client = CallsClient::builder()
         .url(url)
         .retryer(Retryer::never())

@@ -1,8 +1,6 @@
 //! How each parameter attribute of `#[feign_client]` shapes the request, checked on the bytes a
 //! real loopback server receives.
 
-mod client_common;
-
 use std::collections::{BTreeMap, HashMap};
 
 use axum::extract::Path;
@@ -11,8 +9,8 @@ use axum::response::IntoResponse;
 use axum::routing::get;
 use axum::Router;
 use bytes::Bytes;
-use client_common::{ok, recording_server, Recorded};
 use feign_core::{feign_client, Error, Response, Retryer};
+use feign_test_support::{ok, recording_server, Recorded};
 use serde::Serialize;
 
 #[derive(Serialize)]
@@ -82,7 +80,7 @@ trait Echo {
     async fn file(&self, #[path] dir: &str, #[path("name")] file_name: &str) -> Result<(), Error>;
 }
 
-async fn echo() -> (EchoClient, client_common::Recorder) {
+async fn echo() -> (EchoClient, feign_test_support::Recorder) {
     let (base, recorder) = recording_server(ok).await;
     let client = EchoClient::builder()
         .url(base)
@@ -292,7 +290,7 @@ async fn a_server_decodes_each_path_value_back_to_the_input() {
         "/files/{name}",
         get(|Path(name): Path<String>| async move { name }),
     );
-    let base = client_common::serve(router).await;
+    let base = feign_test_support::serve(router).await;
     let files = FilesClient::builder().url(base).build().unwrap();
     for name in ["a/b c", "100%", "caf\u{e9}", "?q=1#frag", "{name}", "..."] {
         assert_eq!(files.get(name).await.unwrap(), name);

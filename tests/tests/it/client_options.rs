@@ -1,14 +1,12 @@
 //! `#[options(...)]` through the macro: per-method timeouts override the client's, against a real
 //! loopback server that answers slowly.
 
-mod client_common;
-
 use std::time::{Duration, Instant};
 
 use axum::routing::get;
 use axum::Router;
-use client_common::serve;
 use feign_core::{feign_client, Error, Options, Retryer};
+use feign_test_support::serve;
 
 #[feign_client("slow-service")]
 trait SlowService {

@@ -1,8 +1,6 @@
 //! The README's `OrderService`, declared with `#[feign_client]` and called against a real axum
 //! server on 127.0.0.1 that parses what it receives with its own extractors.
 
-mod client_common;
-
 use std::sync::{Arc, Mutex};
 
 use axum::extract::{Path, Query};
@@ -126,7 +124,7 @@ async fn order_server() -> (String, Arc<Mutex<Seen>>) {
                 },
             ),
         );
-    (client_common::serve(router).await, seen)
+    (feign_test_support::serve(router).await, seen)
 }
 
 fn client(base: &str) -> OrderServiceClient {

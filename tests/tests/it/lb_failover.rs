@@ -10,6 +10,7 @@ use axum::routing::get;
 use axum::Router;
 use feign_core::{feign_client, Error, Resolver};
 use feign_lb::{LoadBalancer, Policy, StaticSupplier};
+use feign_test_support::closed_port_url;
 
 #[feign_client("order-service")]
 trait OrderService {
@@ -40,19 +41,12 @@ async fn server(status: StatusCode) -> (String, Arc<AtomicUsize>) {
     (url, hits)
 }
 
-fn refused_url() -> String {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let url = format!("http://{}", listener.local_addr().unwrap());
-    drop(listener);
-    url
-}
-
 #[tokio::test]
 async fn name_only_client_rides_through_dead_and_failing_instances() {
     let (good_a, hits_a) = server(StatusCode::OK).await;
     let (good_b, hits_b) = server(StatusCode::OK).await;
     let (failing, failing_hits) = server(StatusCode::SERVICE_UNAVAILABLE).await;
-    for (bad, policy) in [refused_url(), failing.clone()]
+    for (bad, policy) in [closed_port_url(), failing.clone()]
         .into_iter()
         .flat_map(|bad| {
             [Policy::RoundRobin, Policy::LeastRequest, Policy::PeakEwma].map(|p| (bad.clone(), p))
