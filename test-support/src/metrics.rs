@@ -69,8 +69,7 @@ impl Series {
 pub struct MetricsSnapshot(Vec<Series>);
 
 impl MetricsSnapshot {
-    /// Takes a snapshot from any `DebuggingRecorder`'s snapshotter.
-    pub fn take(snapshotter: &Snapshotter) -> MetricsSnapshot {
+    fn take(snapshotter: &Snapshotter) -> MetricsSnapshot {
         MetricsSnapshot(
             snapshotter
                 .snapshot()

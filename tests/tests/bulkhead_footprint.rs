@@ -8,18 +8,15 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use feign_core::{BulkheadConfig, Error, Retryer};
-use feign_test_support::{calls_service, Calls as _, CallsClient, MetricsSnapshot};
+use feign_test_support::{calls_service, Calls as _, CallsClient, MetricsCapture};
 use futures_util::future::join_all;
-use metrics_util::debugging::DebuggingRecorder;
 
 const AVAILABLE: &str = "resilience4j.bulkhead.available.concurrent.calls";
 
 /// D5: 10,000 concurrent calls, 25 slots, no wait.
 #[tokio::test]
 async fn admits_twenty_five_and_refuses_the_rest_at_once() {
-    let recorder = DebuggingRecorder::new();
-    let snapshotter = recorder.snapshotter();
-    let _recorder = metrics::set_default_local_recorder(&recorder);
+    let metrics = MetricsCapture::install();
     let (url, service) = calls_service().await;
     let client = CallsClient::builder()
         .url(url)
@@ -44,7 +41,7 @@ async fn admits_twenty_five_and_refuses_the_rest_at_once() {
         {
             tokio::time::sleep(Duration::from_millis(1)).await;
         }
-        let gauge = MetricsSnapshot::take(&snapshotter).get(AVAILABLE, &[("name", "calls")]);
+        let gauge = metrics.snapshot().get(AVAILABLE, &[("name", "calls")]);
         let while_full = (open_fds(), resident_bytes());
         service.release.send_replace(true);
         (gauge, while_full)
@@ -60,7 +57,7 @@ async fn admits_twenty_five_and_refuses_the_rest_at_once() {
     assert_eq!(service.max_in_flight.load(Ordering::SeqCst), 25);
     assert_eq!(available_while_full, Some(0.0));
     assert_eq!(
-        MetricsSnapshot::take(&snapshotter).get(AVAILABLE, &[("name", "calls")]),
+        metrics.snapshot().get(AVAILABLE, &[("name", "calls")]),
         Some(25.0)
     );
     // Refused calls hold no connection and leave nothing queued (Linux only: read from /proc).

@@ -366,16 +366,9 @@ fn an_invalid_default_header_fails_the_build() {
 
 #[tokio::test(flavor = "current_thread")]
 async fn logger_level_from_the_file_decides_what_is_logged() {
-    let captured = Captured::default();
-    let writer = captured.clone();
-    let subscriber = tracing_subscriber::fmt()
-        .with_max_level(tracing::Level::TRACE)
-        .with_writer(move || writer.clone())
-        .with_ansi(false)
-        .finish();
-    let _guard = tracing::subscriber::set_default(subscriber);
+    let (captured, _guard) = Captured::install();
     let server = Server::start(router()).await;
-    let logs = || String::from_utf8(captured.0.lock().unwrap().clone()).unwrap();
+    let logs = || captured.text();
 
     let quiet = Config::new()
         .set("feign.client.config.order-service.url", server.url())

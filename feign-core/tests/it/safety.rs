@@ -216,14 +216,7 @@ async fn a9_size_bombs_fail_before_connecting() {
 /// A10: secrets never reach logs, `Debug` or `Display`, at the most verbose log level.
 #[tokio::test]
 async fn a10_secrets_never_reach_logs_debug_or_errors() {
-    let captured = Captured::default();
-    let writer = captured.clone();
-    let subscriber = tracing_subscriber::fmt()
-        .with_max_level(tracing::Level::TRACE)
-        .with_writer(move || writer.clone())
-        .with_ansi(false)
-        .finish();
-    let _guard = tracing::subscriber::set_default(subscriber);
+    let (captured, _guard) = Captured::install();
 
     let router = Router::new().fallback(any(|| async {
         (
@@ -250,7 +243,7 @@ async fn a10_secrets_never_reach_logs_debug_or_errors() {
         .build()
         .unwrap();
     let err = client.raw().await.unwrap_err();
-    let logs = String::from_utf8(captured.0.lock().unwrap().clone()).unwrap();
+    let logs = captured.text();
     assert!(
         logs.contains("--> GET") && logs.contains("<-- 401"),
         "logging is on: {logs}"

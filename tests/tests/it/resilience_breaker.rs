@@ -7,9 +7,8 @@ use std::time::Duration;
 use feign_core::{
     BreakerScope, CircuitBreakerConfig, CircuitState, Error, Retryer, StateTransition,
 };
-use feign_test_support::{calls_service, Calls as _, CallsClient, MetricsSnapshot};
+use feign_test_support::{calls_service, Calls as _, CallsClient, MetricsCapture};
 use futures_util::future::join_all;
-use metrics_util::debugging::DebuggingRecorder;
 use tokio::sync::broadcast::Receiver;
 
 fn transitions(
@@ -27,9 +26,7 @@ fn transition(from: CircuitState, to: CircuitState) -> (String, CircuitState, Ci
 /// D3 of the reliability cases, with Resilience4j's defaults untouched.
 #[tokio::test]
 async fn opens_after_the_hundredth_call_and_admits_exactly_ten_trials() {
-    let recorder = DebuggingRecorder::new();
-    let snapshotter = recorder.snapshotter();
-    let _recorder = metrics::set_default_local_recorder(&recorder);
+    let metrics = MetricsCapture::install();
     let (url, service) = calls_service().await;
     let config = CircuitBreakerConfig::default();
     let mut events = config.subscribe();
@@ -102,7 +99,7 @@ async fn opens_after_the_hundredth_call_and_admits_exactly_ten_trials() {
     assert!(client.call("ok").await.unwrap_err().is_circuit_open());
     assert_eq!(service.requests(), 110);
 
-    let recorded = MetricsSnapshot::take(&snapshotter);
+    let recorded = metrics.snapshot();
     let calls = |kind| {
         recorded.get(
             "resilience4j.circuitbreaker.calls",
