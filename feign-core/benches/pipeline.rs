@@ -3,9 +3,6 @@
 //!
 //! Run with `cargo bench -p feign-core --bench pipeline`.
 
-#[path = "../tests/support/mod.rs"]
-mod support;
-
 use std::convert::Infallible;
 
 use axum::extract::Path;
@@ -14,8 +11,8 @@ use axum::{Json, Router};
 use bytes::Bytes;
 use criterion::{criterion_group, criterion_main, Criterion};
 use feign_core::Retryer;
+use feign_test_support::{Order, OrderClient, Server};
 use http_body_util::{BodyExt, Full};
-use support::{Order, OrderClient, Server};
 use tower::ServiceExt;
 
 fn noop_service() -> impl tower::Service<

@@ -4,16 +4,13 @@
 //!
 //! Run with `cargo bench -p feign-core --bench resilience`.
 
-#[path = "../tests/support/mod.rs"]
-mod support;
-
 use std::convert::Infallible;
 
 use bytes::Bytes;
 use criterion::{criterion_group, criterion_main, Criterion};
 use feign_core::{BulkheadConfig, CircuitBreakerConfig, Retryer};
+use feign_test_support::OrderClient;
 use http_body_util::Full;
-use support::OrderClient;
 
 fn service(
     status: u16,

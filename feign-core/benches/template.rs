@@ -2,11 +2,8 @@
 //!
 //! Run with `cargo bench -p feign-core --bench template`.
 
-#[path = "../tests/support/mod.rs"]
-mod support;
-
 use criterion::{black_box, criterion_group, criterion_main, Criterion};
-use support::{OrderClient, FIND, GET_ITEM, GET_ORDER};
+use feign_test_support::order::{OrderClient, FIND, GET_ITEM, GET_ORDER};
 
 fn expansion(c: &mut Criterion) {
     let client = OrderClient::builder()

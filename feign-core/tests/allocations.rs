@@ -1,17 +1,16 @@
 //! Heap allocations per call, counted with an instrumented global allocator: a load-independent
-//! view of the framework's per-call cost. No harness, so no other thread allocates meanwhile.
+//! view of the framework's per-call cost. No harness, so no other thread allocates meanwhile: this
+//! is why it is a binary of its own, outside `tests/it`.
 //!
 //! Run with `cargo test -p feign-core --test allocations -- --nocapture`.
-
-mod support;
 
 use std::convert::Infallible;
 
 use bytes::Bytes;
 use feign_core::Retryer;
+use feign_test_support::order::{OrderClient, GET_ORDER};
 use http_body_util::Full;
 use stats_alloc::{Region, StatsAlloc, INSTRUMENTED_SYSTEM};
-use support::{OrderClient, GET_ORDER};
 
 #[global_allocator]
 static GLOBAL: &StatsAlloc<std::alloc::System> = &INSTRUMENTED_SYSTEM;

@@ -1,15 +1,17 @@
 //! Call metrics read back from `metrics-util`'s DebuggingRecorder, installed once for this test
 //! binary before any call; each test uses its own client method so its series are its own, and
 //! tests run one at a time.
-
-mod support;
+//!
+//! A binary of its own, outside `tests/it`: feign-core makes a client method's metric handles on
+//! its first call in the process and keeps them, so the recorder must be installed before any
+//! other test calls the same methods.
 
 use std::collections::BTreeMap;
 use std::sync::OnceLock;
 
 use feign_core::Retryer;
+use feign_test_support::{closed_port_url, orders_server, quick_retryer, OrderClient};
 use metrics_util::debugging::{DebugValue, DebuggingRecorder, Snapshotter};
-use support::{closed_port_url, orders_server, quick_retryer, OrderClient};
 
 /// Held by each test: a snapshot drains every series, so tests must not read each other's.
 static EXCLUSIVE: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
@@ -122,7 +124,7 @@ async fn a_failure_without_response_is_unknown_with_its_error_type() {
     let _exclusive = EXCLUSIVE.lock().await;
     snapshotter();
     let client = OrderClient::builder()
-        .url(closed_port_url().await)
+        .url(closed_port_url())
         .retryer(Retryer::never())
         .build()
         .unwrap();

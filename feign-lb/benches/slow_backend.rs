@@ -8,14 +8,11 @@
 //! `LB_SCENARIO_SECS` (run length, default 8), `LB_SCENARIO_RPS` (default 400),
 //! `LB_SCENARIO_BASE_MS` (base latency, default 5).
 
-#[path = "../tests/support/mod.rs"]
-mod support;
-
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use feign_lb::{LoadBalancer, Policy, SlowStart, StaticSupplier};
-use support::{client, Backend, Mode};
+use feign_test_support::backend::{client, Backend, Mode};
 use tokio::time::{Instant, MissedTickBehavior};
 
 const BACKENDS: usize = 11;

@@ -1,0 +1,3 @@
+//! feign-config's integration tests, one binary, in the layout the other crates share.
+
+mod sources;

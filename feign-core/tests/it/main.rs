@@ -1,0 +1,17 @@
+//! feign-core's integration tests, one binary: each module is one concern, talking to real
+//! servers on 127.0.0.1 through the hand-written and generated clients of `feign-test-support`.
+//!
+//! Binaries of their own: `tests/allocations.rs` counts allocations with a global allocator and
+//! no harness, so no other test may run beside it; `tests/metrics.rs` installs the process's
+//! metrics recorder before any call, as feign-core keeps a method's metric handles from its first
+//! call on.
+
+mod bearer;
+mod config;
+mod config_resilience;
+mod observability;
+mod pipeline;
+mod proptest_paths;
+mod responses;
+mod retry;
+mod safety;

@@ -1,0 +1,12 @@
+//! feign-lb's integration tests, one binary: each module is one concern, against real backends
+//! on 127.0.0.1 (`feign_test_support::backend`).
+//!
+//! `tests/no_alloc.rs` stays a binary of its own: it counts allocations with a global allocator
+//! and no harness, so no other test may run beside it.
+
+mod config;
+mod failover;
+mod metrics;
+mod policies;
+mod retry_matrix;
+mod snapshot_swaps;
