@@ -1,41 +1,88 @@
 //! Compile-time checks of header names and values (RFC 9110 section 5), by the rules of
 //! `feign_header_rules`, the ones the runtime applies to every header it sends.
 
+use std::fmt;
+
 use feign_header_rules::{NameError, ValueError};
 
-/// Checks a header name: a non-empty token that is not one the transport owns.
-pub(crate) fn check_name(name: &str) -> Result<(), String> {
-    feign_header_rules::check_name(name).map_err(|error| match error {
-        NameError::Empty => "empty header name".to_owned(),
-        NameError::InvalidChar(bad) => format!(
-            "invalid character {bad:?} in header name `{}`",
-            name.escape_debug()
-        ),
-        NameError::Forbidden => {
-            format!("header `{name}` is set by the HTTP client and cannot be set by a method")
+/// Why a header literal was refused: the rule it breaks, with the header's name for the message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum HeaderError {
+    /// A `#[headers]` line without the `:` of `"Name: value"`; holds the line.
+    MissingColon(String),
+    /// The name breaks a rule of `feign_header_rules`.
+    Name { name: String, error: NameError },
+    /// The value of header `name` breaks a rule of `feign_header_rules`.
+    Value { name: String, error: ValueError },
+}
+
+impl fmt::Display for HeaderError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            HeaderError::MissingColon(line) => {
+                write!(f, "expected \"Name: value\", found {line:?}")
+            }
+            HeaderError::Name { name, error } => match error {
+                NameError::Empty => f.write_str("empty header name"),
+                NameError::InvalidChar(bad) => write!(
+                    f,
+                    "invalid character {bad:?} in header name `{}`",
+                    name.escape_debug()
+                ),
+                NameError::Forbidden => write!(
+                    f,
+                    "header `{name}` is set by the HTTP client and cannot be set by a method"
+                ),
+            },
+            HeaderError::Value { name, error } => match error {
+                ValueError::Control(bad) => {
+                    write!(
+                        f,
+                        "invalid control character {bad:?} in the value of header `{name}`"
+                    )
+                }
+                ValueError::NonAscii(bad) => write!(
+                    f,
+                    "non-ASCII character {bad:?} in the value of header `{name}`: \
+                     header values are visible ASCII, space and tab"
+                ),
+            },
         }
+    }
+}
+
+impl std::error::Error for HeaderError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            HeaderError::MissingColon(_) => None,
+            HeaderError::Name { error, .. } => Some(error),
+            HeaderError::Value { error, .. } => Some(error),
+        }
+    }
+}
+
+/// Checks a header name: a non-empty token that is not one the transport owns.
+pub(crate) fn check_name(name: &str) -> Result<(), HeaderError> {
+    feign_header_rules::check_name(name).map_err(|error| HeaderError::Name {
+        name: name.to_owned(),
+        error,
     })
 }
 
 /// Checks a header value: visible ASCII, space and tab only, so no CR, LF, NUL or non-ASCII
 /// character.
-pub(crate) fn check_value(name: &str, value: &str) -> Result<(), String> {
-    feign_header_rules::check_value(value).map_err(|error| match error {
-        ValueError::Control(bad) => {
-            format!("invalid control character {bad:?} in the value of header `{name}`")
-        }
-        ValueError::NonAscii(bad) => format!(
-            "non-ASCII character {bad:?} in the value of header `{name}`: \
-             header values are visible ASCII, space and tab"
-        ),
+pub(crate) fn check_value(name: &str, value: &str) -> Result<(), HeaderError> {
+    feign_header_rules::check_value(value).map_err(|error| HeaderError::Value {
+        name: name.to_owned(),
+        error,
     })
 }
 
 /// Splits and checks `"Name: value"`, returning the name and the value without surrounding
 /// whitespace.
-pub(crate) fn parse_line(line: &str) -> Result<(String, String), String> {
+pub(crate) fn parse_line(line: &str) -> Result<(String, String), HeaderError> {
     let Some((name, value)) = line.split_once(':') else {
-        return Err(format!("expected \"Name: value\", found {line:?}"));
+        return Err(HeaderError::MissingColon(line.to_owned()));
     };
     check_name(name)?;
     let value = value.trim_matches([' ', '\t']);
@@ -59,21 +106,68 @@ mod tests {
         );
     }
 
+    fn name_error(line: &str) -> NameError {
+        match parse_line(line) {
+            Err(HeaderError::Name { error, .. }) => error,
+            other => panic!("{line:?}: {other:?}"),
+        }
+    }
+
+    fn value_error(line: &str) -> ValueError {
+        match parse_line(line) {
+            Err(HeaderError::Value { error, .. }) => error,
+            other => panic!("{line:?}: {other:?}"),
+        }
+    }
+
     #[test]
     fn rejects_bad_names_values_and_forbidden_headers() {
-        assert!(parse_line("no colon").is_err());
-        assert!(parse_line("Bad Name: x").is_err());
-        assert!(parse_line(": x").is_err());
-        assert!(parse_line("X-A: a\r\nX-B: b").is_err());
-        assert!(parse_line("X-A: a\0").is_err());
-        assert!(parse_line("host: example.com").is_err());
-        assert!(parse_line("Content-Length: 3").is_err());
+        assert_eq!(
+            parse_line("no colon"),
+            Err(HeaderError::MissingColon("no colon".into()))
+        );
+        assert_eq!(name_error("Bad Name: x"), NameError::InvalidChar(' '));
+        assert_eq!(name_error(": x"), NameError::Empty);
+        assert_eq!(value_error("X-A: a\r\nX-B: b"), ValueError::Control('\r'));
+        assert_eq!(value_error("X-A: a\0"), ValueError::Control('\0'));
+        assert_eq!(name_error("host: example.com"), NameError::Forbidden);
+        assert_eq!(name_error("Content-Length: 3"), NameError::Forbidden);
         assert!(check_name("Transfer-Encoding").is_err());
         assert!(check_name("CONNECTION").is_err());
-        assert!(parse_line("TE: trailers").is_err());
-        assert!(parse_line("Keep-Alive: timeout=5").is_err());
-        assert!(parse_line("X-Name: caf\u{e9}").is_err());
-        assert!(parse_line("X-A: a\x7f").is_err());
+        assert_eq!(name_error("TE: trailers"), NameError::Forbidden);
+        assert_eq!(name_error("Keep-Alive: timeout=5"), NameError::Forbidden);
+        assert_eq!(
+            value_error("X-Name: caf\u{e9}"),
+            ValueError::NonAscii('\u{e9}')
+        );
+        assert_eq!(value_error("X-A: a\x7f"), ValueError::Control('\x7f'));
         assert!(check_value("X-A", "a\tb").is_ok());
+    }
+
+    #[test]
+    fn messages_name_the_header_at_fault() {
+        let message = |line: &str| parse_line(line).unwrap_err().to_string();
+        assert_eq!(
+            message("no colon"),
+            "expected \"Name: value\", found \"no colon\""
+        );
+        assert_eq!(message(": x"), "empty header name");
+        assert_eq!(
+            message("Bad\tName: x"),
+            "invalid character '\\t' in header name `Bad\\tName`"
+        );
+        assert_eq!(
+            message("Host: h"),
+            "header `Host` is set by the HTTP client and cannot be set by a method"
+        );
+        assert_eq!(
+            message("X-A: a\nb"),
+            "invalid control character '\\n' in the value of header `X-A`"
+        );
+        assert_eq!(
+            message("X-A: \u{e9}"),
+            "non-ASCII character '\u{e9}' in the value of header `X-A`: \
+             header values are visible ASCII, space and tab"
+        );
     }
 }
