@@ -3,6 +3,8 @@
 //! Literal text is percent-encoded here where needed, so the runtime copies it as is and no
 //! template is parsed at run time.
 
+use std::fmt;
+
 /// One piece of a path template.
 #[derive(Debug, PartialEq, Eq)]
 pub(crate) enum Part {
@@ -29,18 +31,87 @@ impl Template {
     }
 }
 
+/// A mistake in a method's template or in the client's `path` prefix.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum TemplateError {
+    /// A scheme (`http://`) or an authority (`//host`): the base URL belongs elsewhere.
+    AbsoluteUrl,
+    /// A `#fragment`, which is never sent.
+    Fragment,
+    /// A method path that does not start with `/`; holds the path.
+    MethodPathWithoutSlash(String),
+    /// A `{var}`, query or fragment in the client's `path`.
+    PrefixNotLiteral,
+    /// A client `path` that does not start with `/`; holds the prefix.
+    PrefixWithoutSlash(String),
+    /// A `}` without its `{`; holds the path.
+    UnmatchedClose(String),
+    /// A `{` without its `}`; holds the path.
+    Unclosed(String),
+    /// A variable whose name is empty or not `[A-Za-z0-9_.-]`; holds the name.
+    InvalidVar(String),
+    /// A `{var}` after `?`.
+    VarInQuery,
+    /// A query pair `=value` without a name; holds the pair.
+    QueryPairWithoutName(String),
+}
+
+impl fmt::Display for TemplateError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            TemplateError::AbsoluteUrl => f.write_str(
+                "absolute URL in a method path: put the base URL in \
+                 #[feign_client(url = \"...\")] or on the builder",
+            ),
+            TemplateError::Fragment => {
+                f.write_str("a path template cannot hold a fragment (`#...`)")
+            }
+            TemplateError::MethodPathWithoutSlash(path) => {
+                write!(f, "a method path starts with `/`: write \"/{path}\"")
+            }
+            TemplateError::PrefixNotLiteral => f.write_str(
+                "the client's `path` is a literal prefix: no `{var}`, query or fragment",
+            ),
+            TemplateError::PrefixWithoutSlash(prefix) => {
+                write!(
+                    f,
+                    "the client's `path` starts with `/`: write \"/{prefix}\""
+                )
+            }
+            TemplateError::UnmatchedClose(path) => {
+                write!(f, "unmatched `}}` in path template \"{path}\"")
+            }
+            TemplateError::Unclosed(path) => {
+                write!(f, "unclosed `{{` in path template \"{path}\"")
+            }
+            TemplateError::InvalidVar(name) => write!(
+                f,
+                "invalid variable `{{{name}}}`: expected a name such as `{{id}}`"
+            ),
+            TemplateError::VarInQuery => f.write_str(
+                "variables are expanded in the path only: take the value as a #[query] parameter",
+            ),
+            TemplateError::QueryPairWithoutName(piece) => {
+                write!(f, "query pair `{piece}` has no name")
+            }
+        }
+    }
+}
+
+impl std::error::Error for TemplateError {}
+
 /// Parses a method's template.
-pub(crate) fn parse_method(template: &str) -> Result<Template, String> {
+pub(crate) fn parse_method(template: &str) -> Result<Template, TemplateError> {
     check_relative(template)?;
     if template.contains('#') {
-        return Err("a path template cannot hold a fragment (`#...`)".to_owned());
+        return Err(TemplateError::Fragment);
     }
     let (path, query) = match template.split_once('?') {
         Some((path, query)) => (path, Some(query)),
         None => (template, None),
     };
     if !path.is_empty() && !path.starts_with('/') {
-        return Err(format!("a method path starts with `/`: write \"/{path}\""));
+        return Err(TemplateError::MethodPathWithoutSlash(path.to_owned()));
     }
     let parts = parse_path(path)?;
     let query = match query {
@@ -51,32 +122,25 @@ pub(crate) fn parse_method(template: &str) -> Result<Template, String> {
 }
 
 /// Parses the `path = "/api"` prefix of a client: literal text only.
-pub(crate) fn parse_prefix(prefix: &str) -> Result<String, String> {
+pub(crate) fn parse_prefix(prefix: &str) -> Result<String, TemplateError> {
     check_relative(prefix)?;
     if prefix.contains(['{', '}', '?', '#']) {
-        return Err(
-            "the client's `path` is a literal prefix: no `{var}`, query or fragment".to_owned(),
-        );
+        return Err(TemplateError::PrefixNotLiteral);
     }
     if !prefix.is_empty() && !prefix.starts_with('/') {
-        return Err(format!(
-            "the client's `path` starts with `/`: write \"/{prefix}\""
-        ));
+        return Err(TemplateError::PrefixWithoutSlash(prefix.to_owned()));
     }
     Ok(encode(prefix, is_path_char))
 }
 
-fn check_relative(template: &str) -> Result<(), String> {
+fn check_relative(template: &str) -> Result<(), TemplateError> {
     if template.contains("://") || template.starts_with("//") {
-        return Err(
-            "absolute URL in a method path: put the base URL in #[feign_client(url = \"...\")] or on the builder"
-                .to_owned(),
-        );
+        return Err(TemplateError::AbsoluteUrl);
     }
     Ok(())
 }
 
-fn parse_path(path: &str) -> Result<Vec<Part>, String> {
+fn parse_path(path: &str) -> Result<Vec<Part>, TemplateError> {
     let mut parts = Vec::new();
     let mut rest = path;
     while !rest.is_empty() {
@@ -86,7 +150,7 @@ fn parse_path(path: &str) -> Result<Vec<Part>, String> {
                 break;
             }
             Some(at) if rest[at..].starts_with('}') => {
-                return Err(format!("unmatched `}}` in path template \"{path}\""));
+                return Err(TemplateError::UnmatchedClose(path.to_owned()));
             }
             Some(at) => {
                 if at > 0 {
@@ -94,7 +158,7 @@ fn parse_path(path: &str) -> Result<Vec<Part>, String> {
                 }
                 let after = &rest[at + 1..];
                 let Some(end) = after.find('}') else {
-                    return Err(format!("unclosed `{{` in path template \"{path}\""));
+                    return Err(TemplateError::Unclosed(path.to_owned()));
                 };
                 let name = &after[..end];
                 if name.is_empty()
@@ -102,9 +166,7 @@ fn parse_path(path: &str) -> Result<Vec<Part>, String> {
                         .chars()
                         .all(|c| c.is_ascii_alphanumeric() || "_-.".contains(c))
                 {
-                    return Err(format!(
-                        "invalid variable `{{{name}}}`: expected a name such as `{{id}}`"
-                    ));
+                    return Err(TemplateError::InvalidVar(name.to_owned()));
                 }
                 parts.push(Part::Var(name.to_owned()));
                 rest = &after[end + 1..];
@@ -114,18 +176,15 @@ fn parse_path(path: &str) -> Result<Vec<Part>, String> {
     Ok(parts)
 }
 
-fn parse_query(query: &str) -> Result<Vec<(String, String)>, String> {
+fn parse_query(query: &str) -> Result<Vec<(String, String)>, TemplateError> {
     if query.contains(['{', '}']) {
-        return Err(
-            "variables are expanded in the path only: take the value as a #[query] parameter"
-                .to_owned(),
-        );
+        return Err(TemplateError::VarInQuery);
     }
     let mut pairs = Vec::new();
     for piece in query.split('&').filter(|piece| !piece.is_empty()) {
         let (name, value) = piece.split_once('=').unwrap_or((piece, ""));
         if name.is_empty() {
-            return Err(format!("query pair `{piece}` has no name"));
+            return Err(TemplateError::QueryPairWithoutName(piece.to_owned()));
         }
         pairs.push((encode(name, is_unreserved), encode(value, is_unreserved)));
     }
@@ -208,28 +267,70 @@ mod tests {
 
     #[test]
     fn rejects_malformed_templates() {
-        for bad in [
-            "/a/{id",
-            "/a/}",
-            "/a/{}",
-            "/a/{b c}",
-            "http://host/a",
-            "//host/a",
-            "a/b",
-            "/a#frag",
-            "/a?q={q}",
-            "/a?=x",
+        use TemplateError::*;
+        for (bad, error) in [
+            ("/a/{id", Unclosed("/a/{id".into())),
+            ("/a/}", UnmatchedClose("/a/}".into())),
+            ("/a/{}", InvalidVar(String::new())),
+            ("/a/{b c}", InvalidVar("b c".into())),
+            ("http://host/a", AbsoluteUrl),
+            ("//host/a", AbsoluteUrl),
+            ("a/b", MethodPathWithoutSlash("a/b".into())),
+            ("/a#frag", Fragment),
+            ("/a?q={q}", VarInQuery),
+            ("/a?=x", QueryPairWithoutName("=x".into())),
         ] {
-            assert!(parse_method(bad).is_err(), "{bad}");
+            assert_eq!(parse_method(bad), Err(error), "{bad}");
         }
+    }
+
+    #[test]
+    fn messages_quote_the_template() {
+        let message = |template: &str| parse_method(template).unwrap_err().to_string();
+        assert_eq!(
+            message("/a/{id"),
+            "unclosed `{` in path template \"/a/{id\""
+        );
+        assert_eq!(message("/a/}"), "unmatched `}` in path template \"/a/}\"");
+        assert_eq!(
+            message("/a/{b c}"),
+            "invalid variable `{b c}`: expected a name such as `{id}`"
+        );
+        assert_eq!(
+            message("a/b"),
+            "a method path starts with `/`: write \"/a/b\""
+        );
+        assert_eq!(message("/a?=x"), "query pair `=x` has no name");
+        assert_eq!(
+            message("http://host/a"),
+            "absolute URL in a method path: put the base URL in \
+             #[feign_client(url = \"...\")] or on the builder"
+        );
+        assert_eq!(
+            message("/a#frag"),
+            "a path template cannot hold a fragment (`#...`)"
+        );
+        assert_eq!(
+            parse_prefix("/api/{v}").unwrap_err().to_string(),
+            "the client's `path` is a literal prefix: no `{var}`, query or fragment"
+        );
+        assert_eq!(
+            parse_prefix("api").unwrap_err().to_string(),
+            "the client's `path` starts with `/`: write \"/api\""
+        );
     }
 
     #[test]
     fn checks_the_client_prefix() {
         assert_eq!(parse_prefix("/api/v1").unwrap(), "/api/v1");
         assert_eq!(parse_prefix("").unwrap(), "");
-        for bad in ["api", "/api/{v}", "/api?x", "https://host/api"] {
-            assert!(parse_prefix(bad).is_err(), "{bad}");
+        for (bad, error) in [
+            ("api", TemplateError::PrefixWithoutSlash("api".into())),
+            ("/api/{v}", TemplateError::PrefixNotLiteral),
+            ("/api?x", TemplateError::PrefixNotLiteral),
+            ("https://host/api", TemplateError::AbsoluteUrl),
+        ] {
+            assert_eq!(parse_prefix(bad), Err(error), "{bad}");
         }
     }
 }
