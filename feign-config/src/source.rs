@@ -8,6 +8,21 @@ use saphyr_parser::Parser;
 
 use crate::ConfigError;
 
+/// Why a value of a source cannot be read; [`yaml`] and [`properties`] put it in a
+/// [`ConfigError`] with the key or line at fault.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+enum Malformed {
+    /// A YAML node that holds no value: an alias or a node the loader could not read.
+    #[error("not a YAML value")]
+    NotAValue,
+    /// A YAML scalar its tag refuses (`!!int abc`); holds the text.
+    #[error("{0:?} does not fit its tag")]
+    TagMismatch(String),
+    /// A `.properties` `\u` escape without four hex digits of a character.
+    #[error("invalid \\u escape")]
+    UnicodeEscape,
+}
+
 /// A value as its source wrote it: one scalar, or a list (a YAML sequence, or `key[0]`,
 /// `key[1]`… lines).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -72,19 +87,23 @@ pub(crate) fn yaml(text: &str, origin: &Arc<str>) -> Result<Vec<Entry>, ConfigEr
 /// `True` is `true`, `0x10` is `16`, `1.50` is `1.5`), as serde_yaml 0.9 wrote it before:
 /// digits with leading zeros stay as written and `0b11` is `3`. `None` for a sequence or
 /// mapping.
-fn scalar(value: &Yaml) -> Option<Result<String, String>> {
+fn scalar(value: &Yaml) -> Option<Result<String, Malformed>> {
     match value {
         Yaml::Representation(text, style, tag) => Some(resolve(text, *style, tag.as_ref())),
         Yaml::Value(value) => Some(Ok(scalar_text(value))),
         Yaml::Tagged(_, inner) => scalar(inner),
         Yaml::Sequence(_) | Yaml::Mapping(_) => None,
-        Yaml::Alias(_) | Yaml::BadValue => Some(Err("not a YAML value".to_owned())),
+        Yaml::Alias(_) | Yaml::BadValue => Some(Err(Malformed::NotAValue)),
     }
 }
 
-fn resolve(text: &str, style: ScalarStyle, tag: Option<&Cow<'_, Tag>>) -> Result<String, String> {
+fn resolve(
+    text: &str,
+    style: ScalarStyle,
+    tag: Option<&Cow<'_, Tag>>,
+) -> Result<String, Malformed> {
     let Some(value) = Scalar::parse_from_cow_and_metadata(Cow::Borrowed(text), style, tag) else {
-        return Err(format!("{text:?} does not fit its tag"));
+        return Err(Malformed::TagMismatch(text.to_owned()));
     };
     let (sign, digits) = match text.strip_prefix('-') {
         Some(rest) => ("-", rest),
@@ -139,7 +158,7 @@ fn flatten(
     origin: &Arc<str>,
     out: &mut Vec<Entry>,
 ) -> Result<(), ConfigError> {
-    let invalid = |why: String| ConfigError::source(origin, format!("`{prefix}`: {why}"));
+    let invalid = |why: Malformed| ConfigError::source(origin, format!("`{prefix}`: {why}"));
     match value {
         Yaml::Mapping(map) => {
             for (k, v) in map {
@@ -250,7 +269,7 @@ fn split_line(line: &str) -> (&str, &str) {
     (line, "")
 }
 
-fn unescape(text: &str) -> Result<String, String> {
+fn unescape(text: &str) -> Result<String, Malformed> {
     let mut out = String::with_capacity(text.len());
     let mut chars = text.chars();
     while let Some(c) = chars.next() {
@@ -269,7 +288,7 @@ fn unescape(text: &str) -> Result<String, String> {
                     .ok()
                     .filter(|_| hex.len() == 4)
                     .and_then(char::from_u32)
-                    .ok_or("invalid \\u escape")?;
+                    .ok_or(Malformed::UnicodeEscape)?;
                 out.push(code);
             }
             Some(other) => out.push(other),
@@ -408,5 +427,20 @@ mod tests {
         assert!(yaml("# nothing\n", &origin()).unwrap().is_empty());
         assert!(yaml("~\n", &origin()).unwrap().is_empty());
         assert!(yaml("true\n", &origin()).is_err());
+    }
+
+    #[test]
+    fn malformed_values_name_the_key_or_line() {
+        let message = |result: Result<Vec<Entry>, ConfigError>| result.unwrap_err().to_string();
+        assert_eq!(
+            message(yaml("c: !!int abc\n", &origin())),
+            "cannot read test: `c`: \"abc\" does not fit its tag"
+        );
+        assert_eq!(
+            message(properties("a=1\nb=\\u00zz\n", &origin())),
+            "cannot read test: line 2: invalid \\u escape"
+        );
+        assert_eq!(unescape("\\u12"), Err(Malformed::UnicodeEscape));
+        assert_eq!(unescape("caf\\u00e9"), Ok("caf\u{e9}".to_owned()));
     }
 }
