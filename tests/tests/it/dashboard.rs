@@ -1,6 +1,7 @@
 //! The registry dashboard in a real browser: headless Chromium loads `/`, the registered
 //! instance appears in the DOM, and a screenshot is written. Skipped with a printed notice when
-//! Chromium is not installed.
+//! Chromium is not installed, unless `FEIGN_BROWSER_REQUIRED=1` (set by `.ci/run`): then a missing
+//! Chromium fails the test.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -78,7 +79,11 @@ fn register(base: &str, app: &str, id: &str, port: u16, zone: &str, status: &str
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_dashboard_lists_registered_instances_in_a_browser() {
     let Some(chromium) = chromium() else {
-        println!("skipped: chromium not found (install Debian's `chromium` or set CHROMIUM)");
+        let why = "chromium not found (install Debian's `chromium` or set CHROMIUM)";
+        if std::env::var("FEIGN_BROWSER_REQUIRED").is_ok_and(|v| v == "1") {
+            panic!("FEIGN_BROWSER_REQUIRED=1 but {why}");
+        }
+        eprintln!("skipped: {why}");
         return;
     };
     let server = EurekaServer::builder()
