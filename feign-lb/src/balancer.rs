@@ -68,15 +68,15 @@ impl LoadBalancer {
         self.inner
             .services
             .get(service)
-            .map(|s| s.shared.counters.read(s.in_flight()))
+            .map(|s| s.state.counters.read(s.in_flight()))
     }
 
     /// The instances of `service` with their live state (refreshing the list first).
     pub fn instance_states(&self, service: &str) -> Vec<InstanceState> {
         let lb = self.service(service);
         lb.refresh();
-        let snap = lb.shared.snapshot.load();
-        let now = lb.shared.clock.now();
+        let snap = lb.snapshot.load();
+        let now = lb.state.clock.now();
         snap.stats
             .iter()
             .map(|s| InstanceState {
@@ -84,7 +84,7 @@ impl LoadBalancer {
                 in_flight: s.in_flight(),
                 ejected: s.ejection_pending(now),
                 latency_estimate: Duration::from_nanos(
-                    s.latency_estimate(now, lb.shared.decay_ns) as u64
+                    s.latency_estimate(now, lb.state.decay_ns) as u64
                 ),
             })
             .collect()
@@ -126,12 +126,7 @@ impl Resolver for LoadBalancer {
 
 impl fmt::Debug for LoadBalancer {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let names: Vec<&str> = self
-            .inner
-            .services
-            .iter()
-            .map(|s| &*s.shared.name)
-            .collect();
+        let names: Vec<&str> = self.inner.services.iter().map(|s| &*s.state.name).collect();
         f.debug_struct("LoadBalancer")
             .field("policy", &self.inner.defaults.policy)
             .field("services", &names)
