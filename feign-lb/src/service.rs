@@ -36,6 +36,24 @@ pub(crate) struct Settings {
     pub(crate) seed: Option<u64>,
 }
 
+impl Default for Settings {
+    /// The built-in defaults, as [`crate::Builder`]'s setters document them.
+    fn default() -> Self {
+        Settings {
+            supplier: None,
+            policy: Policy::default(),
+            filters: Filters::default(),
+            ejection: Ejection::default(),
+            slow_start: SlowStart::default(),
+            peak_ewma: PeakEwma::default(),
+            panic_threshold: 0.5,
+            retry: crate::RetryConfig::default(),
+            hooks: Arc::from(Vec::new()),
+            seed: None,
+        }
+    }
+}
+
 /// A service's balancer.
 pub(crate) struct ServiceLb {
     pub(crate) state: Arc<ServiceState>,
