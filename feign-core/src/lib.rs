@@ -208,6 +208,7 @@
 //! ```
 
 mod builder;
+mod call_info;
 mod client;
 mod codec;
 mod cow_map;
@@ -233,6 +234,7 @@ pub use feign_macros::feign_client;
 pub use builder::{
     Builder, DEFAULT_MAX_HEADER_BYTES, DEFAULT_MAX_REQUEST_TARGET_BYTES, DEFAULT_MAX_RESPONSE_BYTES,
 };
+pub use call_info::CallInfo;
 pub use client::{
     client_fn, Client, FnClient, ReqwestClient, ResponseBody, SendOptions, TowerClient,
 };

@@ -115,7 +115,7 @@ fn fnv(text: &str) -> u64 {
 impl Resolver for LoadBalancer {
     fn choose(&self, request: &ChooseRequest<'_>) -> Result<Chosen, Error> {
         // Borrowed from the table, which only grows: no lock, no reference count moves.
-        self.service(request.service).choose(request)
+        self.service(request.call.service).choose(request)
     }
 
     fn retry_policy(&self, service: &str) -> Option<Arc<dyn RetryPolicy>> {

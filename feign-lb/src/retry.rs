@@ -178,7 +178,7 @@ impl LbRetryPolicy {
         if error.is_connect() {
             return true; // nothing was sent: safe for any method
         }
-        if !(ctx.idempotent || self.config.all_operations) {
+        if !(ctx.call.idempotent || self.config.all_operations) {
             return false;
         }
         if let Some(status) = error.status() {
@@ -235,7 +235,7 @@ impl RetryPolicy for LbRetryPolicy {
         if let Some(budget) = &self.budget {
             if !budget.withdraw() {
                 self.bump(|c| &c.retry_budget_exhausted);
-                tracing::debug!(service = ctx.service, "retry budget exhausted");
+                tracing::debug!(service = ctx.call.service, "retry budget exhausted");
                 return RetryDecision::BudgetExhausted;
             }
         }

@@ -218,7 +218,7 @@ impl ServiceLb {
             } else {
                 "none registered (unknown to discovery)"
             };
-            return Err(self.discard(Error::no_instance(req.service, reason)));
+            return Err(self.discard(Error::no_instance(req.call.service, reason)));
         }
         let pick = Pick {
             snap,
@@ -232,7 +232,7 @@ impl ServiceLb {
         match pick.run() {
             Some(index) => Ok(self.start(snap, index)),
             None => Err(self.discard(Error::no_instance(
-                req.service,
+                req.call.service,
                 "all filtered out or ejected",
             ))),
         }
