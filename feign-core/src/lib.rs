@@ -209,6 +209,7 @@
 
 pub mod backoff;
 mod builder;
+mod call_info;
 mod client;
 #[doc(hidden)]
 pub mod clock;
@@ -236,6 +237,7 @@ pub use feign_macros::feign_client;
 pub use builder::{
     Builder, DEFAULT_MAX_HEADER_BYTES, DEFAULT_MAX_REQUEST_TARGET_BYTES, DEFAULT_MAX_RESPONSE_BYTES,
 };
+pub use call_info::CallInfo;
 pub use client::{
     client_fn, reqwest_builder, Client, FnClient, ReqwestClient, ResponseBody, SendOptions,
     TowerClient,

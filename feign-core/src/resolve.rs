@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use http::{HeaderMap, Method, StatusCode};
 
-use crate::Error;
+use crate::{CallInfo, Error};
 
 /// Picks the instance that one attempt of a call goes to.
 ///
@@ -37,12 +37,8 @@ pub trait Resolver: Send + Sync + 'static {
 #[derive(Debug)]
 #[non_exhaustive]
 pub struct ChooseRequest<'a> {
-    /// The service name the client was declared with, e.g. `order-service`.
-    pub service: &'a str,
-    /// The method key of the call, e.g. `OrderService#get_order`.
-    pub method_key: &'a str,
-    /// The HTTP method of the call.
-    pub method: &'a Method,
+    /// The call: service, method key, HTTP method, idempotency.
+    pub call: CallInfo<'a>,
     /// The request headers after the interceptors ran (hints, canary flags, sticky cookies).
     pub headers: &'a HeaderMap,
     /// 1 for the first attempt, 2 for the first retry, and so on.
@@ -54,7 +50,7 @@ pub struct ChooseRequest<'a> {
 }
 
 impl<'a> ChooseRequest<'a> {
-    /// A request for the first attempt of a call.
+    /// A request for the first attempt of a call, idempotent by its method.
     pub fn new(
         service: &'a str,
         method_key: &'a str,
@@ -62,9 +58,7 @@ impl<'a> ChooseRequest<'a> {
         headers: &'a HeaderMap,
     ) -> Self {
         ChooseRequest {
-            service,
-            method_key,
-            method,
+            call: CallInfo::new(service, method_key, method),
             headers,
             attempt: 1,
             tried: &[],

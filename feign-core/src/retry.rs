@@ -7,9 +7,7 @@
 
 use std::time::Duration;
 
-use http::Method;
-
-use crate::Error;
+use crate::{CallInfo, Error};
 
 /// Decides whether a failed attempt is retried, and after how long.
 ///
@@ -27,14 +25,8 @@ pub trait RetryPolicy: Send + Sync + 'static {
 #[derive(Debug)]
 #[non_exhaustive]
 pub struct RetryContext<'a> {
-    /// The method key, e.g. `OrderService#get_order`.
-    pub method_key: &'a str,
-    /// The service name the client was declared with.
-    pub service: &'a str,
-    /// The HTTP method.
-    pub method: &'a Method,
-    /// True for GET, HEAD, OPTIONS, PUT, DELETE, or a method marked `#[idempotent]`.
-    pub idempotent: bool,
+    /// The call: service, method key, HTTP method, idempotency.
+    pub call: CallInfo<'a>,
     /// How many attempts have been made so far (1 after the first failure).
     pub attempt: u32,
     /// Why the last attempt failed. `error.is_connect()` means nothing was sent.
@@ -169,7 +161,7 @@ impl Retryer {
         if error.is_connect() {
             return true;
         }
-        if !ctx.idempotent {
+        if !ctx.call.idempotent {
             return false;
         }
         let retryable_status = error
@@ -247,7 +239,7 @@ impl<F> std::fmt::Debug for FnRetryPolicy<F> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use http::StatusCode;
+    use http::{Method, StatusCode};
 
     fn decide(
         retryer: &Retryer,
@@ -257,10 +249,7 @@ mod tests {
         attempt: u32,
     ) -> RetryDecision {
         let ctx = RetryContext {
-            method_key: "T#m",
-            service: "s",
-            method: &method,
-            idempotent,
+            call: CallInfo::new("s", "T#m", &method).with_idempotent(idempotent),
             attempt,
             error,
             elapsed: Duration::ZERO,

@@ -11,7 +11,7 @@ use feign_core::{ChooseRequest, Chosen, Error, Resolver, RetryPolicy};
 
 use crate::clock::Clock;
 use crate::config::{Ejection, PeakEwma, Policy, SlowStart};
-use crate::filter::{Canary, Filters, Hints, StickySession, VersionRouting, ZonePreference};
+use crate::filter::{Canary, Hints, StickySession, VersionRouting, ZonePreference};
 use crate::lifecycle::{Counters, LifecycleHook};
 use crate::service::{ServiceLb, Settings};
 use crate::table::ServiceTable;
@@ -68,15 +68,15 @@ impl LoadBalancer {
         self.inner
             .services
             .get(service)
-            .map(|s| s.shared.counters.read(s.in_flight()))
+            .map(|s| s.state.counters.read(s.in_flight()))
     }
 
     /// The instances of `service` with their live state (refreshing the list first).
     pub fn instance_states(&self, service: &str) -> Vec<InstanceState> {
         let lb = self.service(service);
         lb.refresh();
-        let snap = lb.shared.snapshot.load();
-        let now = lb.shared.clock.now();
+        let snap = lb.snapshot.load();
+        let now = lb.state.clock.now();
         snap.stats
             .iter()
             .map(|s| InstanceState {
@@ -84,7 +84,7 @@ impl LoadBalancer {
                 in_flight: s.in_flight(),
                 ejected: s.ejection_pending(now),
                 latency_estimate: Duration::from_nanos(
-                    s.latency_estimate(now, lb.shared.decay_ns) as u64
+                    s.latency_estimate(now, lb.state.decay_ns) as u64
                 ),
             })
             .collect()
@@ -115,7 +115,7 @@ fn fnv(text: &str) -> u64 {
 impl Resolver for LoadBalancer {
     fn choose(&self, request: &ChooseRequest<'_>) -> Result<Chosen, Error> {
         // Borrowed from the table, which only grows: no lock, no reference count moves.
-        self.service(request.service).choose(request)
+        self.service(request.call.service).choose(request)
     }
 
     fn retry_policy(&self, service: &str) -> Option<Arc<dyn RetryPolicy>> {
@@ -126,12 +126,7 @@ impl Resolver for LoadBalancer {
 
 impl fmt::Debug for LoadBalancer {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let names: Vec<&str> = self
-            .inner
-            .services
-            .iter()
-            .map(|s| &*s.shared.name)
-            .collect();
+        let names: Vec<&str> = self.inner.services.iter().map(|s| &*s.state.name).collect();
         f.debug_struct("LoadBalancer")
             .field("policy", &self.inner.defaults.policy)
             .field("services", &names)
@@ -314,7 +309,9 @@ fn clamp_share(share: f64, default: f64) -> f64 {
 /// clamped, as each setter says.
 #[must_use]
 pub struct Builder {
-    defaults: Settings,
+    /// The settings of every service; unset ones keep the built-in defaults.
+    defaults: ServiceConfig,
+    seed: Option<u64>,
     overrides: Vec<(String, ServiceConfig)>,
     hooks: Vec<Arc<dyn LifecycleHook>>,
     /// Caches and health checks from configuration, put around the suppliers by `build`.
@@ -325,18 +322,8 @@ pub struct Builder {
 impl Default for Builder {
     fn default() -> Self {
         Builder {
-            defaults: Settings {
-                supplier: None,
-                policy: Policy::default(),
-                filters: Filters::default(),
-                ejection: Ejection::default(),
-                slow_start: SlowStart::default(),
-                peak_ewma: PeakEwma::default(),
-                panic_threshold: 0.5,
-                retry: RetryConfig::default(),
-                hooks: Arc::from(Vec::new()),
-                seed: None,
-            },
+            defaults: ServiceConfig::new(),
+            seed: None,
             overrides: Vec::new(),
             hooks: Vec::new(),
             #[cfg(feature = "config")]
@@ -348,36 +335,47 @@ impl Default for Builder {
 impl fmt::Debug for Builder {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Builder")
-            .field("policy", &self.defaults.policy)
+            .field("policy", &self.defaults.policy.unwrap_or_default())
             .finish_non_exhaustive()
     }
 }
 
 impl Builder {
+    /// Changes the settings every service starts from: each setter below is written once, on
+    /// [`ServiceConfig`].
+    fn with(mut self, set: impl FnOnce(ServiceConfig) -> ServiceConfig) -> Self {
+        self.defaults = set(self.defaults);
+        self
+    }
+
+    /// The settings every service starts from: the built-in defaults under those set.
+    fn settings(&self) -> Settings {
+        let mut settings = Settings::default();
+        self.defaults.apply(&mut settings);
+        settings.seed = self.seed;
+        settings
+    }
+
     /// Where instances come from, for every service without its own supplier (no default:
     /// without one, every pick fails with "no instance").
-    pub fn supplier(mut self, supplier: impl InstanceSupplier) -> Self {
-        self.defaults.supplier = Some(Arc::new(supplier));
-        self
+    pub fn supplier(self, supplier: impl InstanceSupplier) -> Self {
+        self.with(|c| c.supplier(supplier))
     }
 
     /// Same as [`Builder::supplier`], for a supplier shared with other code (e.g. a discovery
     /// client also used elsewhere).
-    pub fn shared_supplier(mut self, supplier: Arc<dyn InstanceSupplier>) -> Self {
-        self.defaults.supplier = Some(supplier);
-        self
+    pub fn shared_supplier(self, supplier: Arc<dyn InstanceSupplier>) -> Self {
+        self.with(|c| c.shared_supplier(supplier))
     }
 
     /// The policy (default [`Policy::RoundRobin`]).
-    pub fn policy(mut self, policy: Policy) -> Self {
-        self.defaults.policy = policy;
-        self
+    pub fn policy(self, policy: Policy) -> Self {
+        self.with(|c| c.policy(policy))
     }
 
     /// Retry settings (default [`RetryConfig::new`]).
-    pub fn retry(mut self, retry: RetryConfig) -> Self {
-        self.defaults.retry = retry;
-        self
+    pub fn retry(self, retry: RetryConfig) -> Self {
+        self.with(|c| c.retry(retry))
     }
 
     /// Settings for one service that differ from the others (case-insensitive name).
@@ -387,65 +385,55 @@ impl Builder {
     }
 
     /// Zone preference with failover (default off).
-    pub fn zone_preference(mut self, zone: ZonePreference) -> Self {
-        self.defaults.filters.zone = Some(zone);
-        self
+    pub fn zone_preference(self, zone: ZonePreference) -> Self {
+        self.with(|c| c.zone_preference(zone))
     }
 
     /// Hint routing by `X-SC-LB-Hint` (default off).
-    pub fn hints(mut self, hints: Hints) -> Self {
-        self.defaults.filters.hints = Some(hints);
-        self
+    pub fn hints(self, hints: Hints) -> Self {
+        self.with(|c| c.hints(hints))
     }
 
     /// Canary routing (default off).
-    pub fn canary(mut self, canary: Canary) -> Self {
-        self.defaults.filters.canary = Some(canary);
-        self
+    pub fn canary(self, canary: Canary) -> Self {
+        self.with(|c| c.canary(canary))
     }
 
     /// Version routing (default off).
-    pub fn version_routing(mut self, routing: VersionRouting) -> Self {
-        self.defaults.filters.version = Some(routing);
-        self
+    pub fn version_routing(self, routing: VersionRouting) -> Self {
+        self.with(|c| c.version_routing(routing))
     }
 
     /// Request-based sticky sessions by cookie `sc-lb-instance-id` (default off).
-    pub fn sticky_session(mut self, sticky: StickySession) -> Self {
-        self.defaults.filters.sticky = Some(sticky);
-        self
+    pub fn sticky_session(self, sticky: StickySession) -> Self {
+        self.with(|c| c.sticky_session(sticky))
     }
 
     /// Prefer the instance picked last while it is listed and not ejected (Spring's
     /// same-instance preference; default off).
-    pub fn same_instance_preference(mut self, yes: bool) -> Self {
-        self.defaults.filters.same_instance = yes;
-        self
+    pub fn same_instance_preference(self, yes: bool) -> Self {
+        self.with(|c| c.same_instance_preference(yes))
     }
 
     /// Passive ejection (default [`Ejection::new`]).
-    pub fn ejection(mut self, ejection: Ejection) -> Self {
-        self.defaults.ejection = ejection;
-        self
+    pub fn ejection(self, ejection: Ejection) -> Self {
+        self.with(|c| c.ejection(ejection))
     }
 
     /// Slow start (default [`SlowStart::new`]: 30 s).
-    pub fn slow_start(mut self, slow_start: SlowStart) -> Self {
-        self.defaults.slow_start = slow_start;
-        self
+    pub fn slow_start(self, slow_start: SlowStart) -> Self {
+        self.with(|c| c.slow_start(slow_start))
     }
 
     /// Peak-EWMA tuning (default [`PeakEwma::new`]).
-    pub fn peak_ewma(mut self, peak_ewma: PeakEwma) -> Self {
-        self.defaults.peak_ewma = peak_ewma;
-        self
+    pub fn peak_ewma(self, peak_ewma: PeakEwma) -> Self {
+        self.with(|c| c.peak_ewma(peak_ewma))
     }
 
     /// When this share of a service's instances (default 0.5) or more is ejected, balance
     /// across all of them, ejected or not. Clamped to 0.0..=1.0.
-    pub fn panic_threshold(mut self, share: f64) -> Self {
-        self.defaults.panic_threshold = clamp_share(share, 0.5);
-        self
+    pub fn panic_threshold(self, share: f64) -> Self {
+        self.with(|c| c.panic_threshold(share))
     }
 
     /// Adds a lifecycle hook.
@@ -457,7 +445,7 @@ impl Builder {
     /// Seeds every random choice (start positions, random and two-choice picks, canary
     /// draws, jitter), for deterministic tests. Default: a random seed.
     pub fn seed(mut self, seed: u64) -> Self {
-        self.defaults.seed = Some(seed);
+        self.seed = Some(seed);
         self
     }
 
@@ -467,11 +455,14 @@ impl Builder {
     pub fn build(mut self) -> LoadBalancer {
         #[cfg(feature = "config")]
         properties::wrap_suppliers(&mut self);
-        self.defaults.hooks = Arc::from(self.hooks);
+        let defaults = Settings {
+            hooks: Arc::from(std::mem::take(&mut self.hooks)),
+            ..self.settings()
+        };
         let (shutdown, _) = tokio::sync::watch::channel(());
         let lb = LoadBalancer {
             inner: Arc::new(Inner {
-                defaults: self.defaults,
+                defaults,
                 overrides: self.overrides,
                 clock: Clock::new(),
                 services: ServiceTable::new(),

@@ -8,7 +8,7 @@ use feign_core::{RetryContext, RetryDecision, RetryPolicy};
 use crate::budget::{Budget, RetryBudget};
 use crate::lifecycle::LiveCounters;
 use crate::rng::{Draw, Rng};
-use crate::service::ServiceShared;
+use crate::state::ServiceState;
 
 /// Exponential backoff between retries (Spring's `retry.backoff.*`; off by default, as there).
 #[derive(Debug, Clone, PartialEq)]
@@ -149,7 +149,7 @@ impl RetryConfig {
 pub struct LbRetryPolicy {
     config: RetryConfig,
     budget: Option<Budget>,
-    service: Weak<ServiceShared>,
+    service: Weak<ServiceState>,
     rng: Rng,
 }
 
@@ -162,7 +162,7 @@ impl std::fmt::Debug for LbRetryPolicy {
 }
 
 impl LbRetryPolicy {
-    pub(crate) fn new(config: RetryConfig, service: Weak<ServiceShared>, seed: u64) -> Self {
+    pub(crate) fn new(config: RetryConfig, service: Weak<ServiceState>, seed: u64) -> Self {
         let budget = config.budget.as_ref().map(Budget::new);
         LbRetryPolicy {
             config,
@@ -178,7 +178,7 @@ impl LbRetryPolicy {
         if error.is_connect() {
             return true; // nothing was sent: safe for any method
         }
-        if !(ctx.idempotent || self.config.all_operations) {
+        if !(ctx.call.idempotent || self.config.all_operations) {
             return false;
         }
         if let Some(status) = error.status() {
@@ -207,8 +207,8 @@ impl LbRetryPolicy {
     }
 
     fn bump(&self, pick: impl Fn(&LiveCounters) -> &std::sync::atomic::AtomicU64) {
-        if let Some(shared) = self.service.upgrade() {
-            LiveCounters::bump(pick(&shared.counters));
+        if let Some(state) = self.service.upgrade() {
+            LiveCounters::bump(pick(&state.counters));
         }
     }
 }
@@ -235,7 +235,7 @@ impl RetryPolicy for LbRetryPolicy {
         if let Some(budget) = &self.budget {
             if !budget.withdraw() {
                 self.bump(|c| &c.retry_budget_exhausted);
-                tracing::debug!(service = ctx.service, "retry budget exhausted");
+                tracing::debug!(service = ctx.call.service, "retry budget exhausted");
                 return RetryDecision::BudgetExhausted;
             }
         }

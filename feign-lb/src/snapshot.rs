@@ -4,11 +4,13 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Weak};
 
+use arc_swap::ArcSwap;
+
 use crate::config::Policy;
 use crate::filter::{Filters, CANARY_KEY, HINT_KEY, VERSION_KEY, WEIGHT_KEY};
 use crate::listed::Listed;
 use crate::rng::{Draw, Rng};
-use crate::service::ServiceShared;
+use crate::state::{Roster, ServiceState};
 use crate::stats::InstanceStats;
 use crate::view::View;
 use crate::{Instances, ServiceInstance};
@@ -57,21 +59,21 @@ impl Snapshot {
         version: u64,
         instances: Option<Instances>,
         previous: &Snapshot,
-        shared: &Arc<ServiceShared>,
+        state: &Arc<ServiceState>,
         policy: Policy,
         filters: &Filters,
         rng: &Rng,
     ) -> Snapshot {
         let known = instances.is_some();
         let instances = instances.unwrap_or_else(|| Arc::from(Vec::new()));
-        let now = shared.clock.now();
+        let now = state.clock.now();
         // Instances joining an existing list ramp up; the very first list starts at full share.
         let ramp_from = if previous.known && !previous.stats.is_empty() {
             now
         } else {
             0
         };
-        let weak: Weak<ServiceShared> = Arc::downgrade(shared);
+        let weak: Weak<ServiceState> = Arc::downgrade(state);
 
         let mut by_id: HashMap<Arc<str>, u32> = HashMap::with_capacity(instances.len());
         let mut stats = Vec::with_capacity(instances.len());
@@ -89,12 +91,12 @@ impl Snapshot {
                 .cloned();
             let stat = reused.unwrap_or_else(|| {
                 if ramp_from != 0 {
-                    shared.note_ramp(ramp_from);
+                    state.note_ramp(ramp_from);
                 }
                 Listed::new(Arc::new(InstanceStats::new(
                     instance.clone(),
                     weak.clone(),
-                    shared.default_rtt_ns,
+                    state.default_rtt_ns,
                     ramp_from,
                 )))
             });
@@ -149,7 +151,7 @@ impl Snapshot {
             .collect();
 
         let now_ejected = stats.iter().filter(|s| s.recount_ejection(now)).count();
-        shared
+        state
             .ejected
             .store(now_ejected, std::sync::atomic::Ordering::Relaxed);
 
@@ -170,6 +172,18 @@ impl Snapshot {
 
     pub(crate) fn instance(&self, index: usize) -> &ServiceInstance {
         &self.stats[index].instance
+    }
+}
+
+impl Roster for ArcSwap<Snapshot> {
+    fn ejections(&self, now: u64) -> (usize, usize) {
+        let snapshot = self.load();
+        let ejected = snapshot
+            .stats
+            .iter()
+            .filter(|s| s.ejection_pending(now))
+            .count();
+        (snapshot.stats.len(), ejected)
     }
 }
 

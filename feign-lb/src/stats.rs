@@ -12,7 +12,7 @@ use feign_core::{AttemptOutcome, CallObserver, InstanceHandle};
 use crate::clock::nanos;
 use crate::lifecycle::{Completion, CompletionStatus, LiveCounters};
 use crate::metrics::{self, InstanceMetrics};
-use crate::service::ServiceShared;
+use crate::state::ServiceState;
 use crate::ServiceInstance;
 
 /// One instance's live state, kept across snapshot rebuilds while the instance stays listed.
@@ -31,7 +31,7 @@ pub(crate) struct InstanceStats {
     active: Gauge,
     // Read by completions and by filters, not by an unfiltered pick.
     pub(crate) instance: ServiceInstance,
-    service: Weak<ServiceShared>,
+    service: Weak<ServiceState>,
     consecutive_failures: AtomicU32,
     ejection_level: AtomicU32,
     failed_until: AtomicU64,
@@ -45,7 +45,7 @@ impl InstanceStats {
     /// State for a newly listed instance; `ramp_from` starts its slow start (0: none).
     pub(crate) fn new(
         instance: ServiceInstance,
-        service: Weak<ServiceShared>,
+        service: Weak<ServiceState>,
         default_rtt_ns: f64,
         ramp_from: u64,
     ) -> Self {
@@ -73,7 +73,7 @@ impl InstanceStats {
 
     /// Whether the instance is ejected at `now`. An expired ejection is cleared here (once),
     /// keeping the service's ejected count in step.
-    pub(crate) fn is_ejected(&self, now: u64, shared: &ServiceShared) -> bool {
+    pub(crate) fn is_ejected(&self, now: u64, state: &ServiceState) -> bool {
         let until = self.ejected_until.load(Ordering::Relaxed);
         if until == 0 {
             return false;
@@ -87,7 +87,7 @@ impl InstanceStats {
             .is_ok()
         {
             // Saturating: a rebuild recounting at the same moment may have left this one out.
-            let _ = shared
+            let _ = state
                 .ejected
                 .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| n.checked_sub(1));
         }
@@ -220,35 +220,27 @@ impl InstanceStats {
         }
     }
 
-    fn record_failure(&self, shared: &ServiceShared, now: u64, connect: bool) {
+    fn record_failure(&self, state: &ServiceState, now: u64, connect: bool) {
         let failures = self.consecutive_failures.fetch_add(1, Ordering::Relaxed) + 1;
         self.failed_until
-            .store(now.saturating_add(shared.failed_ttl_ns), Ordering::Relaxed);
-        let ejection = &shared.ejection;
+            .store(now.saturating_add(state.failed_ttl_ns), Ordering::Relaxed);
+        let ejection = &state.ejection;
         if ejection.enabled
             && ((connect && ejection.eject_on_connect_failure)
                 || failures >= ejection.consecutive_failures)
         {
-            self.try_eject(shared, now);
+            self.try_eject(state, now);
         }
     }
 
-    fn try_eject(&self, shared: &ServiceShared, now: u64) {
+    fn try_eject(&self, state: &ServiceState, now: u64) {
         if self.ejection_pending(now) {
             return;
         }
-        let snapshot = shared.snapshot.load();
-        let listed = snapshot.stats.len();
-        let ejected = snapshot
-            .stats
-            .iter()
-            .filter(|s| s.ejection_pending(now))
-            .count();
-        let cap = ((listed as f64 * shared.ejection.max_percent / 100.0).floor() as usize).max(1);
-        if ejected >= cap {
+        if !state.may_eject(now) {
             return;
         }
-        let ejection = &shared.ejection;
+        let ejection = &state.ejection;
         let base = nanos(ejection.base_time);
         let max = nanos(ejection.max_time).max(base);
         let previous_end = self.ramp_start.load(Ordering::Relaxed);
@@ -260,14 +252,14 @@ impl InstanceStats {
         let length = base.saturating_mul(1u64 << level).min(max);
         let until = now.saturating_add(length).max(1);
         if self.ejected_until.swap(until, Ordering::Relaxed) == 0 {
-            shared.ejected.fetch_add(1, Ordering::Relaxed);
+            state.ejected.fetch_add(1, Ordering::Relaxed);
         }
         self.consecutive_failures.store(0, Ordering::Relaxed);
         self.start_ramp(until);
-        shared.note_ramp(until);
-        LiveCounters::bump(&shared.counters.ejections);
+        state.note_ramp(until);
+        LiveCounters::bump(&state.counters.ejections);
         tracing::warn!(
-            service = %shared.name,
+            service = %state.name,
             instance = %self.instance.instance_id(),
             seconds = Duration::from_nanos(length).as_secs_f64(),
             "instance ejected"
@@ -289,45 +281,45 @@ impl CallObserver for InstanceStats {
     fn on_complete(&self, outcome: &AttemptOutcome<'_>, elapsed: Duration) {
         self.active.decrement(1.0);
         self.metrics.completed(outcome);
-        let Some(shared) = self.service.upgrade() else {
+        let Some(state) = self.service.upgrade() else {
             return;
         };
-        let now = shared.clock.now();
+        let now = state.clock.now();
         let sample = nanos(elapsed) as f64;
-        let penalty = shared.error_penalty_ns;
+        let penalty = state.error_penalty_ns;
         let status = match outcome {
             AttemptOutcome::Response(code) => {
                 if code.is_server_error() {
-                    self.observe_latency(sample.max(penalty), now, shared.decay_ns);
-                    self.record_failure(&shared, now, false);
+                    self.observe_latency(sample.max(penalty), now, state.decay_ns);
+                    self.record_failure(&state, now, false);
                 } else {
-                    self.observe_latency(sample, now, shared.decay_ns);
+                    self.observe_latency(sample, now, state.decay_ns);
                     self.record_success();
                 }
-                LiveCounters::bump(&shared.counters.success);
+                LiveCounters::bump(&state.counters.success);
                 CompletionStatus::Success
             }
             AttemptOutcome::Failed(error) => {
-                self.observe_latency(sample.max(penalty), now, shared.decay_ns);
-                self.record_failure(&shared, now, error.is_connect());
-                LiveCounters::bump(&shared.counters.failed);
+                self.observe_latency(sample.max(penalty), now, state.decay_ns);
+                self.record_failure(&state, now, error.is_connect());
+                LiveCounters::bump(&state.counters.failed);
                 CompletionStatus::Failed
             }
             _ => {
-                LiveCounters::bump(&shared.counters.discard);
-                shared.metrics.discarded();
+                LiveCounters::bump(&state.counters.discard);
+                state.metrics.discarded();
                 CompletionStatus::Discard
             }
         };
-        if !shared.hooks.is_empty() {
+        if !state.hooks.is_empty() {
             let completion = Completion {
-                service: &shared.name,
+                service: &state.name,
                 instance: Some(&self.instance),
                 status,
                 outcome: Some(outcome),
                 elapsed,
             };
-            for hook in shared.hooks.iter() {
+            for hook in state.hooks.iter() {
                 hook.on_complete(&completion);
             }
         }

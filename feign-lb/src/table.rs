@@ -55,7 +55,7 @@ impl ServiceTable {
         loop {
             for slot in &chunk.slots {
                 let service = slot.get()?;
-                if service.shared.name.eq_ignore_ascii_case(name) {
+                if service.state.name.eq_ignore_ascii_case(name) {
                     return Some(service);
                 }
             }

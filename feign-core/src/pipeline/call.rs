@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use http::header::AUTHORIZATION;
-use http::{HeaderValue, Method, StatusCode};
+use http::{HeaderValue, StatusCode};
 use tokio::time::Instant;
 
 use super::args::RequestArgs;
@@ -15,7 +15,7 @@ use crate::interceptor::RequestTemplate;
 use crate::options::Options;
 use crate::resolve::{AttemptOutcome, ChooseRequest};
 use crate::retry::{RetryContext, RetryDecision};
-use crate::{log, Error, Response};
+use crate::{log, CallInfo, Error, Response};
 
 /// Runs a call; `Ok(None)` is a 404 when `optional`. `observation` hears of its attempts.
 pub(super) async fn run(
@@ -90,23 +90,23 @@ struct Call<'a> {
 }
 
 impl Call<'_> {
-    /// Idempotent by method or `#[idempotent]`, or made so by an `Idempotency-Key` header.
-    fn idempotent(&self) -> bool {
-        let meta = self.template.meta;
-        let by_method = if self.template.method == meta.method.as_http() {
+    /// What each attempt of the call shares. Idempotent by method or `#[idempotent]`, or made
+    /// so by an `Idempotency-Key` header.
+    fn info(&self) -> CallInfo<'_> {
+        let (template, meta) = (self.template, self.template.meta);
+        let call = CallInfo::new(self.inner.client_meta.service, meta.key, &template.method);
+        let by_method = if template.method == meta.method.as_http() {
             meta.idempotent
         } else {
-            matches!(
-                self.template.method,
-                Method::GET | Method::HEAD | Method::OPTIONS | Method::PUT | Method::DELETE
-            )
+            call.idempotent
         };
-        by_method || self.template.headers.contains_key("idempotency-key")
+        call.with_idempotent(by_method || template.headers.contains_key("idempotency-key"))
     }
 
     async fn attempts(&self, deadline: Option<Instant>) -> Result<Option<Response>, Error> {
         let inner = self.inner;
         let key = self.template.meta.key;
+        let call = self.info();
         inner.retry.on_call();
         let start = Instant::now();
         let mut tried: Vec<Arc<str>> = Vec::new();
@@ -114,7 +114,7 @@ impl Call<'_> {
         let mut attempt = 1u32;
         loop {
             let (result, url) = self
-                .attempt(attempt, &mut tried, same_instance.take())
+                .attempt(call, attempt, &mut tried, same_instance.take())
                 .await;
             let error = match result {
                 Ok(response) if response.status().is_success() => return Ok(Some(response)),
@@ -133,10 +133,7 @@ impl Call<'_> {
             }
             let now = Instant::now();
             let ctx = RetryContext {
-                method_key: key,
-                service: inner.client_meta.service,
-                method: &self.template.method,
-                idempotent: self.idempotent(),
+                call,
                 attempt,
                 error: &error,
                 elapsed: now - start,
@@ -166,6 +163,7 @@ impl Call<'_> {
     /// One attempt; returns the URL it went to when one was chosen.
     async fn attempt(
         &self,
+        call: CallInfo<'_>,
         attempt: u32,
         tried: &mut Vec<Arc<str>>,
         same_instance: Option<Arc<str>>,
@@ -182,9 +180,7 @@ impl Call<'_> {
             ),
             Target::Resolver(resolver) => {
                 let request = ChooseRequest {
-                    service: self.inner.client_meta.service,
-                    method_key: template.meta.key,
-                    method: &template.method,
+                    call,
                     headers: &template.headers,
                     attempt,
                     tried: tried.as_slice(),

@@ -218,7 +218,7 @@ impl Resolver for OnceThenNone {
     fn choose(&self, request: &ChooseRequest<'_>) -> Result<Chosen, Error> {
         match request.attempt {
             1 => Ok(Chosen::new(self.url.as_str(), "orders-1")),
-            _ => Err(Error::no_instance(request.service, "none registered")),
+            _ => Err(Error::no_instance(request.call.service, "none registered")),
         }
     }
 }

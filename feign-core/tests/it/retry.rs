@@ -226,7 +226,7 @@ impl CallObserver for Observer {
 
 impl Resolver for Instances {
     fn choose(&self, request: &ChooseRequest<'_>) -> Result<Chosen, Error> {
-        assert_eq!(request.service, "order-service");
+        assert_eq!(request.call.service, "order-service");
         let tried: Vec<String> = request.tried.iter().map(|t| t.to_string()).collect();
         self.asked.lock().unwrap().push((
             request.attempt,
@@ -234,7 +234,7 @@ impl Resolver for Instances {
             request.same_instance.map(str::to_owned),
         ));
         if self.empty {
-            return Err(Error::no_instance(request.service, "none registered"));
+            return Err(Error::no_instance(request.call.service, "none registered"));
         }
         let (id, url) = match request.same_instance {
             Some(same) => self.urls.iter().find(|(id, _)| *id == same).unwrap(),

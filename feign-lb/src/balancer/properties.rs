@@ -472,9 +472,11 @@ impl Builder {
             sections: [&top, &empty],
             service: None,
         };
-        let base_policy = self.defaults.policy;
-        let (defaults, layer) = bind(&top_view, &self.defaults.retry, top_policy.as_ref(), None)?;
-        defaults.apply(&mut self.defaults);
+        let current = self.settings();
+        let base_policy = current.policy;
+        let (defaults, layer) = bind(&top_view, &current.retry, top_policy.as_ref(), None)?;
+        overlay(&mut self.defaults, defaults);
+        let base_retry = self.settings().retry;
         self.layers.default = layer;
 
         // Services with settings of their own: a clients section, a policy, or a map entry.
@@ -506,7 +508,7 @@ impl Builder {
                 .map(|(_, p)| p)
                 .or(top_policy.as_ref());
             let replace = own.get("configurations").map(|_| base_policy);
-            let (service, layer) = bind(&view, &self.defaults.retry, policy, replace)?;
+            let (service, layer) = bind(&view, &base_retry, policy, replace)?;
             let own_layer = own.touches(&["configurations", "healthcheck.", "cache."])
                 || top.get(&format!("healthcheck.path.{name}")).is_some();
             if own_layer {
