@@ -7,7 +7,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use http::header::{HeaderValue, AUTHORIZATION};
 
-use super::credential::{bearer, credential};
+use super::credential::{basic_value, bearer, credential};
 use super::token::{Refresher, TokenProvider};
 use super::{RequestInterceptor, RequestTemplate};
 use crate::Error;
@@ -82,11 +82,6 @@ impl BasicAuth {
     }
 }
 
-/// `Basic <base64(user:password)>`.
-pub(crate) fn basic_value(user: &str, password: &str) -> String {
-    format!("Basic {}", base64(format!("{user}:{password}").as_bytes()))
-}
-
 fn set_authorization(
     request: &mut RequestTemplate,
     value: &Option<HeaderValue>,
@@ -137,52 +132,5 @@ impl fmt::Debug for BearerAuth {
 impl fmt::Debug for BasicAuth {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("BasicAuth(***)")
-    }
-}
-
-/// Standard base64 with padding.
-fn base64(input: &[u8]) -> String {
-    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut out = String::with_capacity(input.len().div_ceil(3) * 4);
-    for chunk in input.chunks(3) {
-        let b = [
-            chunk[0],
-            *chunk.get(1).unwrap_or(&0),
-            *chunk.get(2).unwrap_or(&0),
-        ];
-        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
-        for i in 0..4 {
-            if i <= chunk.len() {
-                out.push(char::from(ALPHABET[((n >> (18 - 6 * i)) & 63) as usize]));
-            } else {
-                out.push('=');
-            }
-        }
-    }
-    out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn base64_matches_rfc_4648_vectors() {
-        let cases = [
-            ("", ""),
-            ("f", "Zg=="),
-            ("fo", "Zm8="),
-            ("foo", "Zm9v"),
-            ("foob", "Zm9vYg=="),
-            ("fooba", "Zm9vYmE="),
-            ("foobar", "Zm9vYmFy"),
-        ];
-        for (input, expected) in cases {
-            assert_eq!(base64(input.as_bytes()), expected);
-        }
-        assert_eq!(
-            basic_value("Aladdin", "open sesame"),
-            "Basic QWxhZGRpbjpvcGVuIHNlc2FtZQ=="
-        );
     }
 }

@@ -13,8 +13,8 @@ use async_trait::async_trait;
 
 use crate::Error;
 
-pub(crate) use auth::basic_value;
 pub use auth::{BasicAuth, BearerAuth};
+pub(crate) use credential::basic_value;
 pub(crate) use defaults::Defaults;
 pub use headers::{DefaultHeaders, RequestId};
 pub use template::RequestTemplate;
