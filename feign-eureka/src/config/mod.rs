@@ -160,7 +160,7 @@ impl SpringConfig {
     /// unknown `eureka.` key or a value that does not parse is an error naming the key and its
     /// file.
     pub fn builder(&self) -> Result<EurekaClientBuilder, Error> {
-        Ok(EurekaClientBuilder::default().config(&self.config)?)
+        EurekaClientBuilder::default().config(&self.config)
     }
 }
 
