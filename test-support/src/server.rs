@@ -31,6 +31,8 @@ pub struct Recorded {
     pub headers: HeaderMap,
     /// The whole body.
     pub body: Bytes,
+    /// When it arrived, on tokio's clock: virtual time in tests that pause it.
+    pub at: tokio::time::Instant,
 }
 
 impl Recorded {
@@ -46,13 +48,26 @@ impl Recorded {
             query: uri.query().map(str::to_owned),
             headers: parts.headers.clone(),
             body,
+            at: tokio::time::Instant::now(),
         }
+    }
+
+    /// Whether this is a `method` request whose path starts with `path_prefix`.
+    pub fn is(&self, method: &str, path_prefix: &str) -> bool {
+        self.method == method && self.path.starts_with(path_prefix)
     }
 
     /// The query pairs, decoded the way servers decode them.
     pub fn query_pairs(&self) -> Vec<(String, String)> {
         serde_urlencoded::from_str(self.query.as_deref().unwrap_or(""))
             .expect("a well-formed query")
+    }
+
+    /// The decoded value of the first query parameter `name`, if any.
+    pub fn query_value(&self, name: &str) -> Option<String> {
+        self.query_pairs()
+            .into_iter()
+            .find_map(|(key, value)| (key == name).then_some(value))
     }
 
     /// The one value of header `name`, which must be valid UTF-8.
@@ -70,6 +85,18 @@ pub struct Recorder(Arc<Mutex<Vec<Recorded>>>);
 impl Recorder {
     fn push(&self, recorded: Recorded) {
         self.0.lock().expect("recorder lock").push(recorded);
+    }
+
+    /// Reads `body` whole, records the request and returns it.
+    pub(crate) async fn record(&self, parts: &http::request::Parts, body: Incoming) -> Recorded {
+        let body = body
+            .collect()
+            .await
+            .map(|c| c.to_bytes())
+            .unwrap_or_default();
+        let recorded = Recorded::new(parts, body);
+        self.push(recorded.clone());
+        recorded
     }
 
     /// Every request received so far.
@@ -172,12 +199,7 @@ impl Server {
                     let (router, reqs) = (router.clone(), reqs.clone());
                     async move {
                         let (parts, body) = req.into_parts();
-                        let body = body
-                            .collect()
-                            .await
-                            .map(|c| c.to_bytes())
-                            .unwrap_or_default();
-                        reqs.push(Recorded::new(&parts, body.clone()));
+                        let body = reqs.record(&parts, body).await.body;
                         let response = router
                             .oneshot(http::Request::from_parts(
                                 parts,
