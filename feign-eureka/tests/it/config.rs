@@ -3,9 +3,10 @@
 
 use std::time::Duration;
 
-use crate::support::FakeEureka;
 use feign_eureka::model::{InstanceInfo, InstanceStatus, PortInfo};
 use feign_eureka::{EurekaClient, InstanceConfig, SpringConfig};
+use feign_test_support::eureka::FakeEureka;
+use feign_test_support::TempDir;
 
 fn java_style_yaml(url: &str) -> String {
     format!(
@@ -250,17 +251,12 @@ fn builder_config_overrides_earlier_setters_and_yields_to_later_ones() {
 
 #[test]
 fn errors_name_the_key_and_the_file_of_a_shared_config() {
-    let path = std::env::temp_dir().join(format!(
-        "feign-eureka-config-{}-application.yml",
-        std::process::id()
-    ));
-    std::fs::write(
-        &path,
+    let dir = TempDir::new("eureka-config");
+    let path = dir.write(
+        "application.yml",
         "spring.cloud.loadbalancer.zone: zone-a\neureka:\n  instance:\n    lease-renewal-interval-in-seconds: often\n",
-    )
-    .unwrap();
+    );
     let config = feign_config::Config::from_file(&path);
-    std::fs::remove_file(&path).unwrap();
     let err = SpringConfig::from_config(config.unwrap())
         .builder()
         .unwrap_err()

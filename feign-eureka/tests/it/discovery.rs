@@ -6,10 +6,11 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::support::{instance, FakeEureka, Mode};
 use feign_eureka::model::{ActionType, Application, Applications, InstanceInfo, InstanceStatus};
 use feign_eureka::{BackupRegistry, EurekaClient, EurekaClientBuilder};
 use feign_lb::InstanceSupplier;
+use feign_test_support::eureka::{instance, FakeEureka, Mode};
+use feign_test_support::{closed_port_url, TempDir};
 use tokio::time::{sleep, Instant};
 
 const LEGACY: &str = include_str!("../client_golden/legacy_variants.json");
@@ -22,11 +23,7 @@ fn builder(server: &FakeEureka) -> EurekaClientBuilder {
 
 /// A service URL on a port nothing listens on.
 fn closed_url() -> String {
-    let closed = {
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        listener.local_addr().unwrap()
-    };
-    format!("http://{closed}/eureka/")
+    format!("{}/eureka/", closed_port_url())
 }
 
 /// Starts `builder` requiring the first fetch, and checks that it fails for that reason.
@@ -475,23 +472,18 @@ async fn an_admin_override_takes_the_instance_out_of_rotation() {
     );
 }
 
-/// A path in the system's temporary directory, unique to this test process and `name`.
-fn temp_file(name: &str) -> std::path::PathBuf {
-    std::env::temp_dir().join(format!("feign-eureka-{}-{name}", std::process::id()))
-}
-
 #[tokio::test(flavor = "current_thread", start_paused = true)]
 async fn a_backup_registry_serves_until_the_first_successful_fetch() {
     let server = FakeEureka::start().await;
     server.put(instance("orders", 1));
     server.put(instance("orders", 2));
     server.set_mode(Mode::DropConnections);
-    let saved = temp_file("saved-registry.json");
+    let dir = TempDir::new("eureka-backup");
     let listing = Applications::new(vec![Application::new(
         "payments",
         vec![instance("payments", 7)],
     )]);
-    std::fs::write(&saved, listing.to_json()).unwrap();
+    let saved = dir.write("saved-registry.json", &listing.to_json());
     let mut down = instance("orders", 8);
     down.status = InstanceStatus::Down;
     let backup = BackupRegistry::new()
@@ -503,7 +495,7 @@ async fn a_backup_registry_serves_until_the_first_successful_fetch() {
         .start()
         .await
         .unwrap();
-    std::fs::remove_file(&saved).unwrap();
+    drop(dir);
     let supplier = eureka.supplier();
     assert_eq!(ids(&supplier.instances("orders").unwrap()), ["orders-9"]);
     assert_eq!(
@@ -551,9 +543,9 @@ async fn a_backup_registry_that_loads_lets_an_enforced_start_through() {
     assert_eq!(ids(&eureka.instances("orders").unwrap()), ["orders-1"]);
 
     // A backup file that is missing or not a registry: enforced starts fail, others start empty.
-    let junk = temp_file("junk-registry.json");
-    std::fs::write(&junk, "<applications/>").unwrap();
-    for path in [temp_file("missing-registry.json"), junk.clone()] {
+    let dir = TempDir::new("eureka-backup");
+    let junk = dir.write("junk-registry.json", "<applications/>");
+    for path in [dir.0.join("missing-registry.json"), junk] {
         assert_enforced_start_fails(
             EurekaClient::builder()
                 .service_urls([url.clone()])
@@ -568,5 +560,4 @@ async fn a_backup_registry_that_loads_lets_an_enforced_start_through() {
             .unwrap();
         assert!(eureka.instances("orders").is_none());
     }
-    std::fs::remove_file(&junk).unwrap();
 }

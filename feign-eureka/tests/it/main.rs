@@ -1,5 +1,6 @@
 //! feign-eureka's integration tests, one binary: the client against Eureka-speaking servers
-//! on 127.0.0.1 ([`support`]), and the wire model against golden documents.
+//! on 127.0.0.1 (`feign_test_support::eureka::FakeEureka`), and the wire model against golden
+//! documents.
 
 #[cfg(feature = "config")]
 mod config;
@@ -9,4 +10,3 @@ mod model;
 mod outage;
 mod registration;
 mod shutdown;
-mod support;

@@ -1,35 +1,25 @@
-//! The registry staleness gauge, read back from `metrics-util`'s DebuggingRecorder while a
-//! Eureka-speaking server on 127.0.0.1 answers and then drops connections (paused time).
+//! The registry staleness gauge, read back from a [`MetricsCapture`] while a Eureka-speaking
+//! server on 127.0.0.1 answers and then drops connections (paused time).
 
 use std::time::Duration;
 
-use crate::support::{instance, FakeEureka, Mode};
 use feign_eureka::EurekaClient;
-use metrics_util::debugging::{DebugValue, DebuggingRecorder, Snapshotter};
+use feign_test_support::eureka::{instance, FakeEureka, Mode};
+use feign_test_support::MetricsCapture;
 use tokio::time::sleep;
 
 const STALENESS: &str = "eureka.client.registry.staleness";
 
-/// The gauge's value; reading resets it, as DebuggingRecorder snapshots do.
-fn staleness_gauge(snapshotter: &Snapshotter) -> Option<f64> {
-    snapshotter
-        .snapshot()
-        .into_vec()
-        .into_iter()
-        .find(|(key, ..)| key.key().name() == STALENESS)
-        .and_then(|(_, _, _, value)| match value {
-            DebugValue::Gauge(seconds) => Some(seconds.0),
-            _ => None,
-        })
+/// The gauge's value, from a fresh snapshot.
+fn staleness_gauge(metrics: &MetricsCapture) -> Option<f64> {
+    metrics.snapshot().get(STALENESS, &[])
 }
 
 #[tokio::test(flavor = "current_thread", start_paused = true)]
 async fn staleness_is_published_after_fetches_and_on_demand() {
-    let recorder = DebuggingRecorder::new();
-    let snapshotter = recorder.snapshotter();
     // This thread's recorder, not the global one: other tests of the binary run clients too,
     // and this current-thread runtime runs the client's tasks on this thread.
-    let _recorder = ::metrics::set_default_local_recorder(&recorder);
+    let metrics = MetricsCapture::install();
 
     let server = FakeEureka::start().await;
     server.put(instance("orders", 1));
@@ -40,14 +30,14 @@ async fn staleness_is_published_after_fetches_and_on_demand() {
         .await
         .unwrap();
     assert_eq!(
-        staleness_gauge(&snapshotter),
+        staleness_gauge(&metrics),
         Some(0.0),
         "fresh after the first fetch"
     );
 
     server.set_mode(Mode::DropConnections);
     sleep(Duration::from_secs(300)).await;
-    let after_failed_fetches = staleness_gauge(&snapshotter).expect("set by failed fetches");
+    let after_failed_fetches = staleness_gauge(&metrics).expect("set by failed fetches");
     assert!(
         (30.0..=300.0).contains(&after_failed_fetches),
         "{after_failed_fetches}"
@@ -55,9 +45,9 @@ async fn staleness_is_published_after_fetches_and_on_demand() {
 
     let read = eureka.staleness().unwrap();
     assert!(read >= Duration::from_secs(300), "{read:?}");
-    assert_eq!(staleness_gauge(&snapshotter), Some(read.as_secs_f64()));
+    assert_eq!(staleness_gauge(&metrics), Some(read.as_secs_f64()));
 
     server.set_mode(Mode::Normal);
     eureka.refresh().await.unwrap();
-    assert_eq!(staleness_gauge(&snapshotter), Some(0.0), "fresh again");
+    assert_eq!(staleness_gauge(&metrics), Some(0.0), "fresh again");
 }

@@ -5,9 +5,10 @@
 use std::collections::BTreeSet;
 use std::time::Duration;
 
-use crate::support::{instance, FakeEureka, LogCapture, Mode};
 use feign_eureka::model::Applications;
 use feign_eureka::{EurekaClient, InstanceConfig};
+use feign_test_support::eureka::{instance, FakeEureka, Mode};
+use feign_test_support::Captured;
 use tokio::time::{sleep, Instant};
 use tracing::Level;
 
@@ -29,7 +30,7 @@ async fn three_servers() -> Vec<FakeEureka> {
 
 #[tokio::test(flavor = "current_thread", start_paused = true)]
 async fn the_server_is_picked_again_every_ten_to_thirty_minutes() {
-    let (log, _guard) = LogCapture::install();
+    let (log, _guard) = Captured::install();
     let servers = three_servers().await;
     let start = Instant::now();
     let eureka = EurekaClient::builder()
@@ -98,7 +99,7 @@ async fn the_server_is_picked_again_every_ten_to_thirty_minutes() {
 
 #[tokio::test(flavor = "current_thread", start_paused = true)]
 async fn a_long_outage_warns_at_most_once_a_minute_per_failing_task() {
-    let (log, _guard) = LogCapture::install();
+    let (log, _guard) = Captured::install();
     let server = FakeEureka::start().await;
     server.put(instance("orders", 1));
     let eureka = EurekaClient::builder()
@@ -119,7 +120,9 @@ async fn a_long_outage_warns_at_most_once_a_minute_per_failing_task() {
     let warnings = |since: Instant| -> Vec<_> {
         log.events()
             .into_iter()
-            .filter(|e| e.level == Level::WARN && e.at >= since)
+            .filter(|e| {
+                e.target.starts_with("feign_eureka") && e.level == Level::WARN && e.at >= since
+            })
             .collect()
     };
     assert!(warnings(Instant::now() - Duration::from_secs(5)).is_empty());

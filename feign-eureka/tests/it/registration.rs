@@ -3,9 +3,9 @@
 
 use std::time::Duration;
 
-use crate::support::{FakeEureka, Mode};
 use feign_eureka::model::{InstanceInfo, InstanceStatus, PortInfo};
 use feign_eureka::{EurekaClient, InstanceConfig};
+use feign_test_support::eureka::{FakeEureka, Mode};
 use tokio::time::{sleep as advance, Instant};
 
 fn order_service() -> InstanceConfig {
@@ -133,8 +133,11 @@ async fn heartbeats_every_renewal_interval_with_the_registered_timestamp() {
             beat.path,
             "/eureka/apps/ORDER-SERVICE/orders.internal:order-service:8080"
         );
-        assert_eq!(beat.query["status"], "UP");
-        assert_eq!(beat.query["lastDirtyTimestamp"], ldt);
+        assert_eq!(beat.query_value("status").as_deref(), Some("UP"));
+        assert_eq!(
+            beat.query_value("lastDirtyTimestamp").as_deref(),
+            Some(ldt.as_str())
+        );
     }
     assert_eq!(
         server.requests_matching("POST", "/").len(),
@@ -170,7 +173,10 @@ async fn heartbeat_404_re_registers_at_once_with_a_newer_timestamp() {
         .is_some());
     advance(Duration::from_secs(30)).await;
     let beats = server.wait_for("PUT", "/eureka/apps/", 2).await;
-    assert_eq!(beats[1].query["lastDirtyTimestamp"], second_ldt.to_string());
+    assert_eq!(
+        beats[1].query_value("lastDirtyTimestamp"),
+        Some(second_ldt.to_string())
+    );
     assert!(eureka.is_registered());
 }
 

@@ -3,8 +3,9 @@
 
 use std::time::Duration;
 
-use crate::support::{instance, FakeEureka, Mode};
 use feign_eureka::{EurekaClient, InstanceConfig};
+use feign_test_support::closed_port_url;
+use feign_test_support::eureka::{instance, FakeEureka, Mode};
 use tokio::time::{sleep, Instant};
 
 fn order_service() -> InstanceConfig {
@@ -85,12 +86,8 @@ async fn shutdown_is_bounded_when_eureka_hangs() {
 
 #[tokio::test(flavor = "current_thread", start_paused = true)]
 async fn shutdown_is_bounded_when_eureka_is_unreachable() {
-    let closed = {
-        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        listener.local_addr().unwrap()
-    };
     let eureka = EurekaClient::builder()
-        .service_urls([format!("http://{closed}/eureka/")])
+        .service_urls([format!("{}/eureka/", closed_port_url())])
         .instance(order_service())
         .registration_jitter(Duration::ZERO)
         .start()
