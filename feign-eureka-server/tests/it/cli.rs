@@ -6,6 +6,7 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use crate::support::{get_json, instance, register, start};
+use feign_test_support::{closed_port_url, free_port};
 
 const BIN: &str = env!("CARGO_BIN_EXE_feign-eureka");
 
@@ -47,17 +48,18 @@ async fn apps_lists_what_a_registry_holds() {
     assert!(out.contains("1 application(s), 1 instance(s)"), "{out}");
     server.shutdown().await;
 
-    let (ok, _, err) = run(&["apps", "--server", "http://127.0.0.1:9/eureka/"]);
+    let (ok, _, err) = run(&[
+        "apps",
+        "--server",
+        &format!("{}/eureka/", closed_port_url()),
+    ]);
     assert!(!ok);
     assert!(err.starts_with("error: cannot reach"), "{err}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn serve_runs_a_registry_on_the_given_port() {
-    let port = {
-        let probe = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        probe.local_addr().unwrap().port()
-    };
+    let port = free_port();
     let mut child = Command::new(BIN)
         .args([
             "serve",
