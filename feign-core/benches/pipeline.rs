@@ -63,7 +63,7 @@ fn pipeline(c: &mut Criterion) {
     let mut group = c.benchmark_group("pipeline");
     group.bench_function("feign_get_json_loopback", |b| {
         b.to_async(&rt)
-            .iter(|| async { feign.get_order(&42).await.unwrap() })
+            .iter(|| async { feign.get_order(&42).await.unwrap() });
     });
     let order_url = format!("{url}/api/orders/42");
     group.bench_function("reqwest_get_json_loopback", |b| {
@@ -76,7 +76,7 @@ fn pipeline(c: &mut Criterion) {
                 .unwrap();
             let body = response.error_for_status().unwrap().bytes().await.unwrap();
             serde_json::from_slice::<Order>(&body).unwrap()
-        })
+        });
     });
 
     let in_process = OrderClient::builder()
@@ -87,7 +87,7 @@ fn pipeline(c: &mut Criterion) {
         .unwrap();
     group.bench_function("feign_unit_call_noop_service", |b| {
         b.to_async(&rt)
-            .iter(|| async { in_process.cancel("42").await.unwrap() })
+            .iter(|| async { in_process.cancel("42").await.unwrap() });
     });
     let service = noop_service();
     group.bench_function("direct_noop_service", |b| {
@@ -97,7 +97,7 @@ fn pipeline(c: &mut Criterion) {
                 .unwrap();
             let response = service.clone().oneshot(request).await.unwrap();
             response.into_body().collect().await.unwrap().to_bytes()
-        })
+        });
     });
     group.finish();
 }

@@ -66,11 +66,11 @@ fn resilience(c: &mut Criterion) {
     let mut group = c.benchmark_group("resilience");
     group.bench_function("breaker_and_bulkhead_unit_call_noop_service", |b| {
         b.to_async(&rt)
-            .iter(|| async { guarded.cancel("42").await.unwrap() })
+            .iter(|| async { guarded.cancel("42").await.unwrap() });
     });
     group.bench_function("open_breaker_rejects", |b| {
         b.to_async(&rt)
-            .iter(|| async { failing.cancel("42").await.unwrap_err() })
+            .iter(|| async { failing.cancel("42").await.unwrap_err() });
     });
     group.finish();
 }

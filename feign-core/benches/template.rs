@@ -17,7 +17,7 @@ fn expansion(c: &mut Criterion) {
             let mut req = core.request(&GET_ORDER);
             req.path(0, black_box(&42u64));
             core.prepare(req).unwrap()
-        })
+        });
     });
     group.bench_function("two_path_vars_needing_escapes", |b| {
         b.iter(|| {
@@ -25,7 +25,7 @@ fn expansion(c: &mut Criterion) {
             req.path(0, black_box("a/b c"));
             req.path(1, black_box("ünï?"));
             core.prepare(req).unwrap()
-        })
+        });
     });
     group.bench_function("query_and_header", |b| {
         b.iter(|| {
@@ -34,7 +34,7 @@ fn expansion(c: &mut Criterion) {
             req.query("page-size", black_box(&50u32));
             req.header("X-Request-Id", black_box("0b3c1d"));
             core.prepare(req).unwrap()
-        })
+        });
     });
     group.finish();
 }

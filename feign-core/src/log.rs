@@ -31,7 +31,7 @@ pub(crate) fn request(
     match level {
         LogLevel::None => {}
         LogLevel::Basic => {
-            tracing::debug!(target: "feign_core", method_key = key, "--> {method} {}", redact::url(url))
+            tracing::debug!(target: "feign_core", method_key = key, "--> {method} {}", redact::url(url));
         }
         LogLevel::Headers => tracing::debug!(
             target: "feign_core", method_key = key, headers = ?redact::headers(headers),
@@ -55,7 +55,7 @@ pub(crate) fn response(
     match level {
         LogLevel::None => {}
         LogLevel::Basic => {
-            tracing::debug!(target: "feign_core", method_key = key, "<-- {status} ({elapsed:?})")
+            tracing::debug!(target: "feign_core", method_key = key, "<-- {status} ({elapsed:?})");
         }
         LogLevel::Headers => tracing::debug!(
             target: "feign_core", method_key = key, headers = ?redact::headers(headers),

@@ -47,10 +47,10 @@ pub(crate) fn spawn(registry: &Arc<Registry>) -> Vec<JoinHandle<()>> {
             |r, _| r.update_threshold(),
         ),
         every(registry, config.delta_retention_interval, |r, _| {
-            r.expire_delta()
+            r.expire_delta();
         }),
         every(registry, config.cache_update_interval, |r, _| {
-            r.refresh_cache()
+            r.refresh_cache();
         }),
     ]
 }

@@ -88,7 +88,7 @@ fn bench(c: &mut Criterion) {
     );
 
     c.bench_function("parse_only_10k_instances", |b| {
-        b.iter(|| Applications::from_json(&json).expect("valid registry"))
+        b.iter(|| Applications::from_json(&json).expect("valid registry"));
     });
 
     c.bench_function("parse_and_swap_10k_instances_into_empty_cache", |b| {
@@ -99,7 +99,7 @@ fn bench(c: &mut Criterion) {
                 cache
             },
             BatchSize::LargeInput,
-        )
+        );
     });
 
     let changed_json = registry_all_changed().to_json().into_bytes();
@@ -109,13 +109,13 @@ fn bench(c: &mut Criterion) {
         b.iter(|| {
             flip = !flip;
             let doc = if flip { &changed_json } else { &json };
-            cache.replace_from_json(doc).expect("valid registry")
-        })
+            cache.replace_from_json(doc).expect("valid registry");
+        });
     });
 
     let cache = RegistryCache::new();
     c.bench_function("parse_and_swap_10k_instances_unchanged", |b| {
-        b.iter(|| cache.replace_from_json(&json).expect("valid registry"))
+        b.iter(|| cache.replace_from_json(&json).expect("valid registry"));
     });
 
     let delta = one_change_delta(&full);
@@ -133,7 +133,7 @@ fn bench(c: &mut Criterion) {
                 cache
             },
             BatchSize::LargeInput,
-        )
+        );
     });
 }
 

@@ -44,7 +44,7 @@ fn per_policy(c: &mut Criterion, name: &str, sizes: &[usize], step: fn(&LoadBala
                 .seed(1)
                 .build();
             group.bench_with_input(BenchmarkId::from_parameter(n), &n, |b, _| {
-                b.iter(|| step(&lb, &headers))
+                b.iter(|| step(&lb, &headers));
             });
         }
         group.finish();
@@ -76,7 +76,7 @@ fn choose_only(c: &mut Criterion) {
 fn floor(c: &mut Criterion) {
     let shared: Arc<dyn Send + Sync> = Arc::new(AtomicU64::new(0));
     c.bench_function("floor/arc_clone_drop", |b| {
-        b.iter(|| drop(black_box(Arc::clone(black_box(&shared)))))
+        b.iter(|| drop(black_box(Arc::clone(black_box(&shared)))));
     });
 }
 

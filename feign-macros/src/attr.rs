@@ -203,7 +203,7 @@ pub(crate) fn client_args(cx: &Ctxt, args: TokenStream) -> ClientArgs {
                         factory: key == "fallback_factory",
                         key: pair.key,
                         ty,
-                    })
+                    });
                 }
                 Value::Type(_) => cx.error_spanned_by(
                     &pair.key,
@@ -225,7 +225,7 @@ pub(crate) fn client_args(cx: &Ctxt, args: TokenStream) -> ClientArgs {
             _ => match lit.parse::<syn::Path>() {
                 Ok(path) => out.krate = Some(path),
                 Err(_) => {
-                    cx.error_spanned_by(&lit, "expected a path such as \"my_crate::feign_core\"")
+                    cx.error_spanned_by(&lit, "expected a path such as \"my_crate::feign_core\"");
                 }
             },
         }

@@ -72,7 +72,7 @@ pub(crate) fn client_type(
     client_ident: &syn::Ident,
     item: &ItemTrait,
     krate: &TokenStream,
-    meta: TokenStream,
+    meta: &TokenStream,
     fallback: Option<&FallbackArg>,
 ) -> TokenStream {
     let vis = &item.vis;
@@ -197,7 +197,7 @@ fn generate(client: &Client<'_>) -> TokenStream {
         &client_ident,
         item,
         &krate,
-        meta,
+        &meta,
         client.args.fallback.as_ref(),
     );
     let methods = client.methods.iter().filter_map(|method| {

@@ -17,7 +17,7 @@ pub(crate) fn expand(args: TokenStream, item: &ItemTrait, errors: syn::Error) ->
     let user_trait = expand::user_trait(item, &krate);
     let client_ident = quote::format_ident!("{}Client", item.ident);
     let meta = expand::client_meta(&krate, &item.ident.to_string(), "", None, "");
-    let client_type = expand::client_type(&client_ident, item, &krate, meta, None);
+    let client_type = expand::client_type(&client_ident, item, &krate, &meta, None);
     let stub_impl = stub_impl(item, &client_ident, &krate);
     let tokens = quote! {
         #errors

@@ -26,7 +26,7 @@ fn check_client(cx: &Ctxt, client: &Client<'_>) {
             "missing the service name: #[feign_client(\"order-service\", url = \"http://...\")]",
         ),
         Some(service) if service.value().trim().is_empty() => {
-            cx.error_spanned_by(service, "the service name is empty")
+            cx.error_spanned_by(service, "the service name is empty");
         }
         Some(_) => {}
     }

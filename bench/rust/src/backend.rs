@@ -152,13 +152,10 @@ async fn accept_loop(
         return;
     };
     loop {
-        let stream = match listener.accept().await {
-            Ok((stream, _)) => stream,
-            Err(_) => {
-                // Out of descriptors or a connection reset before accept: try again shortly.
-                tokio::time::sleep(Duration::from_millis(1)).await;
-                continue;
-            }
+        let Ok((stream, _)) = listener.accept().await else {
+            // Out of descriptors or a connection reset before accept: try again shortly.
+            tokio::time::sleep(Duration::from_millis(1)).await;
+            continue;
         };
         let _ = stream.set_nodelay(true);
         let counters = counters.clone();

@@ -130,7 +130,7 @@ async fn get_order(
     Json(Order {
         id,
         item: format!("item-{id}"),
-        served_by: shared.id.clone(),
+        served_by: shared.id,
     })
     .into_response()
 }
@@ -153,7 +153,7 @@ async fn create_order(
     let order = Order {
         id: 1,
         item: new.item,
-        served_by: shared.id.clone(),
+        served_by: shared.id,
     };
     (StatusCode::CREATED, Json(order)).into_response()
 }

@@ -37,7 +37,7 @@ impl DefaultHeaders {
                         .filter(char::is_ascii_graphic)
                         .take(64)
                         .collect(),
-                )
+                );
             }
         }
         self

@@ -276,7 +276,7 @@ mod tests {
 
     #[test]
     fn unusable_tracestate_is_dropped() {
-        let long = "a=".to_string() + &"b".repeat(MAX_TRACESTATE);
+        let long = "a=".to_owned() + &"b".repeat(MAX_TRACESTATE);
         for state in ["", "  ", long.as_str(), "a=\u{7f}"] {
             let context = TraceContext::parse(PARENT, Some(state)).unwrap();
             assert_eq!(context.trace_state(), None, "{state:?}");

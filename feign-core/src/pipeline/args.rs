@@ -282,7 +282,7 @@ impl RequestArgs {
                 }
                 PathPart::Var(index) => match self.slot(index) {
                     Some((start, end)) => {
-                        path_and_query.push_str(&self.values[start as usize..end as usize])
+                        path_and_query.push_str(&self.values[start as usize..end as usize]);
                     }
                     None => {
                         let name = path_var_name(meta, index);

@@ -28,7 +28,7 @@ pub(super) async fn run(
     let mut template = args
         .into_template(&inner.prefix, inner.client_meta.service)
         .map_err(|e| e.with_method_key(meta.key))?;
-    for interceptor in inner.interceptors.iter() {
+    for interceptor in &inner.interceptors {
         interceptor
             .intercept(&mut template)
             .await

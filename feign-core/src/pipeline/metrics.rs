@@ -80,7 +80,7 @@ impl MethodMetrics {
         match (ending.error_kind, ending.status) {
             (Some(kind), _) => labels.push(Label::from_static_parts("error.type", kind)),
             (None, status) if status >= 400 => {
-                labels.push(Label::new("error.type", status.to_string()))
+                labels.push(Label::new("error.type", status.to_string()));
             }
             _ => {}
         }

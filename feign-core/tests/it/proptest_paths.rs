@@ -74,6 +74,6 @@ fn random_path_and_query_values_round_trip_through_a_real_server() {
 
         let raw = runtime.block_on(client.find(&[(name.as_str(), value.as_str())], None, &[])).unwrap();
         let parsed: Vec<(String, String)> = serde_urlencoded::from_str(&raw).unwrap();
-        prop_assert_eq!(parsed, vec![("fixed".to_owned(), "a b".to_owned()), (name.clone(), value.clone())]);
+        prop_assert_eq!(parsed, vec![("fixed".to_owned(), "a b".to_owned()), (name, value)]);
     });
 }

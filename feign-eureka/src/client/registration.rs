@@ -232,13 +232,13 @@ impl Registration {
         );
         match tokio::time::timeout(timeout, call).await {
             Ok(Ok(answer)) => {
-                tracing::info!(target: "feign_eureka", app = %self.app, id = %self.id, status = answer.status, "deregistered from eureka")
+                tracing::info!(target: "feign_eureka", app = %self.app, id = %self.id, status = answer.status, "deregistered from eureka");
             }
             Ok(Err(e)) => {
-                tracing::warn!(target: "feign_eureka", app = %self.app, id = %self.id, error = %Chain(&e), "deregistration failed")
+                tracing::warn!(target: "feign_eureka", app = %self.app, id = %self.id, error = %Chain(&e), "deregistration failed");
             }
             Err(_) => {
-                tracing::warn!(target: "feign_eureka", app = %self.app, id = %self.id, "deregistration timed out")
+                tracing::warn!(target: "feign_eureka", app = %self.app, id = %self.id, "deregistration timed out");
             }
         }
         self.registered.store(false, Ordering::Release);

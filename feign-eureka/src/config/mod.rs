@@ -244,29 +244,29 @@ impl EurekaClientBuilder {
                     register = Some((property.as_bool()?, property.clone()));
                 }
                 "eureka.client.fetchregistry" => {
-                    builder = builder.fetch_registry(property.as_bool()?)
+                    builder = builder.fetch_registry(property.as_bool()?);
                 }
                 "eureka.client.registryfetchintervalseconds" => {
-                    builder = builder.registry_fetch_interval(secs(&property)?)
+                    builder = builder.registry_fetch_interval(secs(&property)?);
                 }
                 "eureka.client.disabledelta" => {
-                    builder = builder.disable_delta(property.as_bool()?)
+                    builder = builder.disable_delta(property.as_bool()?);
                 }
                 "eureka.client.filteronlyupinstances" => {
-                    builder = builder.filter_only_up_instances(property.as_bool()?)
+                    builder = builder.filter_only_up_instances(property.as_bool()?);
                 }
                 "eureka.client.eurekaserverconnecttimeoutseconds" => {
-                    builder = builder.connect_timeout(secs(&property)?)
+                    builder = builder.connect_timeout(secs(&property)?);
                 }
                 "eureka.client.eurekaserverreadtimeoutseconds" => {
-                    builder = builder.read_timeout(secs(&property)?)
+                    builder = builder.read_timeout(secs(&property)?);
                 }
                 "eureka.client.heartbeatexecutorexponentialbackoffbound"
                 | "eureka.client.cacherefreshexecutorexponentialbackoffbound" => {
-                    builder = builder.backoff_bound(property.as_number::<u32>()?)
+                    builder = builder.backoff_bound(property.as_number::<u32>()?);
                 }
                 "eureka.client.shouldenforcefetchregistryatinit" => {
-                    builder = builder.enforce_fetch_at_init(property.as_bool()?)
+                    builder = builder.enforce_fetch_at_init(property.as_bool()?);
                 }
                 "eureka.client.prefersameeureka" | "eureka.client.prefersamezoneeureka" => {
                     property.as_bool()?;
@@ -275,21 +275,21 @@ impl EurekaClientBuilder {
                 "eureka.instance.appname" => instance.app_name = Some(value),
                 "eureka.instance.nonsecureport" => instance.port = Some(property.as_number()?),
                 "eureka.instance.nonsecureportenabled" => {
-                    instance.port_enabled = Some(property.as_bool()?)
+                    instance.port_enabled = Some(property.as_bool()?);
                 }
                 "eureka.instance.secureport" => instance.secure_port = Some(property.as_number()?),
                 "eureka.instance.secureportenabled" => {
-                    instance.secure_port_enabled = Some(property.as_bool()?)
+                    instance.secure_port_enabled = Some(property.as_bool()?);
                 }
                 "eureka.instance.hostname" => instance.host_name = Some(value),
                 "eureka.instance.ipaddress" => instance.ip_address = Some(value),
                 "eureka.instance.preferipaddress" => instance.prefer_ip = Some(property.as_bool()?),
                 "eureka.instance.instanceid" => instance.instance_id = Some(value),
                 "eureka.instance.leaserenewalintervalinseconds" => {
-                    instance.renewal = Some(secs(&property)?)
+                    instance.renewal = Some(secs(&property)?);
                 }
                 "eureka.instance.leaseexpirationdurationinseconds" => {
-                    instance.expiration = Some(secs(&property)?)
+                    instance.expiration = Some(secs(&property)?);
                 }
                 "eureka.instance.virtualhostname" => instance.vip = Some(value),
                 "eureka.instance.securevirtualhostname" => instance.secure_vip = Some(value),
@@ -302,7 +302,7 @@ impl EurekaClientBuilder {
                     instance.initial_status = Some(
                         InstanceStatus::from_str(value.trim())
                             .map_err(|e| property.error(e.to_string()))?,
-                    )
+                    );
                 }
                 "eureka.client.backupregistryimpl" => {
                     return Err(property.error(

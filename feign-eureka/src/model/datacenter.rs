@@ -119,10 +119,10 @@ impl<'de> Deserialize<'de> for LenientDataCenter {
                     match key {
                         DataCenterField::Class => info.class = map.next_value::<LenientString>()?.0,
                         DataCenterField::Name => {
-                            info.name = map.next_value::<LenientString>()?.0.unwrap_or_default()
+                            info.name = map.next_value::<LenientString>()?.0.unwrap_or_default();
                         }
                         DataCenterField::Metadata => {
-                            info.metadata = map.next_value::<LenientStringMap>()?.0
+                            info.metadata = map.next_value::<LenientStringMap>()?.0;
                         }
                         DataCenterField::Other => {
                             map.next_value::<IgnoredAny>()?;

@@ -344,7 +344,7 @@ impl<'de> Visitor<'de> for InstanceVisitor {
                     info.country_id = map.next_value::<LenientI64>()?.0.unwrap_or(1);
                 }
                 InstanceField::DataCenterInfo => {
-                    info.data_center_info = map.next_value::<LenientDataCenter>()?.0
+                    info.data_center_info = map.next_value::<LenientDataCenter>()?.0;
                 }
                 InstanceField::LeaseInfo => info.lease_info = map.next_value::<LenientLease>()?.0,
                 InstanceField::Metadata => info.metadata = map.next_value::<LenientStringMap>()?.0,
@@ -357,13 +357,13 @@ impl<'de> Visitor<'de> for InstanceVisitor {
                 InstanceField::SecureVipAddress => info.secure_vip_address = string!(),
                 InstanceField::IsCoordinating => {
                     info.is_coordinating_discovery_server =
-                        map.next_value::<LenientBool>()?.0.unwrap_or(false)
+                        map.next_value::<LenientBool>()?.0.unwrap_or(false);
                 }
                 InstanceField::LastUpdated => {
-                    info.last_updated_timestamp = map.next_value::<LenientU64>()?.0
+                    info.last_updated_timestamp = map.next_value::<LenientU64>()?.0;
                 }
                 InstanceField::LastDirty => {
-                    info.last_dirty_timestamp = map.next_value::<LenientU64>()?.0
+                    info.last_dirty_timestamp = map.next_value::<LenientU64>()?.0;
                 }
                 InstanceField::ActionType => {
                     info.action_type = string!().as_deref().and_then(ActionType::from_wire);

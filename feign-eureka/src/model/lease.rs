@@ -99,14 +99,14 @@ impl<'de> Deserialize<'de> for LenientLease {
                         LeaseField::Renewal => renewal = map.next_value::<LenientU64>()?.0,
                         LeaseField::Duration => duration = map.next_value::<LenientU64>()?.0,
                         LeaseField::Registration => {
-                            lease.registration_timestamp = value(map.next_value()?)
+                            lease.registration_timestamp = value(map.next_value()?);
                         }
                         LeaseField::LastRenewal | LeaseField::LegacyRenewal => {
-                            lease.last_renewal_timestamp = value(map.next_value()?)
+                            lease.last_renewal_timestamp = value(map.next_value()?);
                         }
                         LeaseField::Eviction => lease.eviction_timestamp = value(map.next_value()?),
                         LeaseField::ServiceUp => {
-                            lease.service_up_timestamp = value(map.next_value()?)
+                            lease.service_up_timestamp = value(map.next_value()?);
                         }
                         LeaseField::Other => {
                             map.next_value::<IgnoredAny>()?;

@@ -97,7 +97,7 @@ async fn get_sees_no_error_when_an_instance_turns_to_503() {
     let lb = balancer(&urls);
     let orders = client(&lb, Duration::from_secs(2));
     let errors = traffic(&orders, 600, 8, 150, || {
-        backends[1].set_mode(Mode::Unavailable)
+        backends[1].set_mode(Mode::Unavailable);
     })
     .await;
     assert_no_errors(&errors);

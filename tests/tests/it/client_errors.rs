@@ -103,7 +103,7 @@ async fn a_user_error_decoder_hands_the_caller_a_typed_error() {
                     code: "stale".to_owned(),
                     current_version: 7
                 }
-            )
+            );
         }
         other => panic!("expected the typed conflict, got {other:?}"),
     }
@@ -135,7 +135,7 @@ async fn a_closure_error_decoder_sees_the_method_key() {
                     code: "Orders#update".to_owned(),
                     current_version: 500
                 }
-            )
+            );
         }
         other => panic!("expected the closure's error, got {other:?}"),
     }
