@@ -153,9 +153,8 @@ where
         let respond = respond.clone();
         async move {
             let (parts, body) = request.into_parts();
-            let body = match axum::body::to_bytes(body, 1 << 20).await {
-                Ok(body) => body,
-                Err(_) => return StatusCode::PAYLOAD_TOO_LARGE.into_response(),
+            let Ok(body) = axum::body::to_bytes(body, 1 << 20).await else {
+                return StatusCode::PAYLOAD_TOO_LARGE.into_response();
             };
             let recorded = Recorded::new(&parts, body);
             kept.push(recorded.clone());

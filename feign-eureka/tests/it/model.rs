@@ -251,7 +251,7 @@ fn amazon_data_center_writes_metadata_and_my_own_does_not() {
     let mut info = InstanceInfo::new("a", "h", "1.1.1.1", 1);
     assert!(!info.to_json().contains("\"dataCenterInfo\":{\"@class\":\"com.netflix.appinfo.InstanceInfo$DefaultDataCenterInfo\",\"name\":\"MyOwn\",\"metadata\""));
     info.data_center_info = Some(DataCenterInfo::amazon(
-        [("instance-id".to_string(), "i-1".to_string())].into(),
+        [("instance-id".to_owned(), "i-1".to_owned())].into(),
     ));
     info.host_name = "h".into();
     let json = info.to_json();
@@ -301,9 +301,9 @@ mod fuzz {
 
         #[test]
         fn any_json_document_parses_or_errors_without_panicking(value in json_value()) {
-            let wrapped = serde_json::json!({"applications": value.clone()}).to_string();
+            let wrapped = serde_json::json!({"applications": value}).to_string();
             let _ = Applications::from_json(wrapped.as_bytes());
-            let wrapped = serde_json::json!({"instance": value.clone()}).to_string();
+            let wrapped = serde_json::json!({"instance": value}).to_string();
             let _ = InstanceInfo::from_json(wrapped.as_bytes());
             let _ = Applications::from_json(value.to_string().as_bytes());
         }
