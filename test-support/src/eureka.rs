@@ -3,10 +3,9 @@
 //! [`FakeEureka`] answers like a Eureka server (§2 of the protocol notes): register stores the
 //! instance and answers 204, heartbeats answer 200 for known instances and 404 otherwise, cancel
 //! removes, `GET apps/` serves the stored registry with its reconcile hash, `GET apps/delta`
-//! serves the configured delta (403 when none). Every request is recorded as a
-//! [`Recorded`](crate::server::Recorded), with its arrival time on tokio's clock, so paused-time
-//! tests can check schedules. A [`Mode`] makes it drop connections, hang, or answer a fixed
-//! status.
+//! serves the configured delta (403 when none). Every request is recorded as a [`Recorded`], with
+//! its arrival time on tokio's clock, so paused-time tests can check schedules. A [`Mode`] makes
+//! it drop connections, hang, or answer a fixed status.
 
 use std::collections::BTreeMap;
 use std::io::Write;
