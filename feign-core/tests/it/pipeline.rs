@@ -47,7 +47,7 @@ fn orders() -> Router {
         )
 }
 
-async fn client(server: &Server) -> OrderClient {
+fn client(server: &Server) -> OrderClient {
     OrderClient::builder()
         .url(server.url())
         .retryer(Retryer::never())
@@ -58,7 +58,7 @@ async fn client(server: &Server) -> OrderClient {
 #[tokio::test]
 async fn get_post_delete_and_optional_round_trip() {
     let server = Server::start(orders()).await;
-    let client = client(&server).await;
+    let client = client(&server);
 
     assert_eq!(
         client.get_order(&42).await.unwrap(),
@@ -113,7 +113,7 @@ async fn get_post_delete_and_optional_round_trip() {
 #[tokio::test]
 async fn a_404_is_an_error_when_the_return_type_is_not_optional() {
     let server = Server::start(orders()).await;
-    let err = client(&server).await.get_order(&404).await.unwrap_err();
+    let err = client(&server).get_order(&404).await.unwrap_err();
     assert!(err.is_status());
     assert_eq!(err.status(), Some(StatusCode::NOT_FOUND));
     assert_eq!(err.method_key(), Some("OrderService#get_order"));
@@ -126,7 +126,7 @@ async fn a_404_is_an_error_when_the_return_type_is_not_optional() {
 #[tokio::test]
 async fn query_pairs_literals_options_and_collections() {
     let server = Server::start(orders()).await;
-    let client = client(&server).await;
+    let client = client(&server);
     let query = client
         .find(&[("page-size", "10")], Some("open"), &["a", "b c"])
         .await
@@ -150,7 +150,7 @@ struct Filter {
 #[tokio::test]
 async fn query_map_omits_none_and_explodes_sequences() {
     let server = Server::start(orders()).await;
-    let client = client(&server).await;
+    let client = client(&server);
     let filter = Filter {
         status: Some("a&b".into()),
         tags: vec!["x", "y"],
@@ -174,7 +174,7 @@ async fn form_and_raw_bodies() {
         post(|body: bytes::Bytes| async move { body }),
     ))
     .await;
-    let client = client(&server).await;
+    let client = client(&server);
     #[derive(Serialize)]
     struct Login {
         user: &'static str,
@@ -214,7 +214,7 @@ async fn string_bytes_and_raw_response_return_types() {
         }),
     );
     let server = Server::start(router.merge(orders())).await;
-    let client = client(&server).await;
+    let client = client(&server);
     let response = client.raw().await.unwrap();
     assert_eq!(response.status(), StatusCode::ACCEPTED);
     assert_eq!(response.headers()["x-answer"], "42");
@@ -377,7 +377,7 @@ async fn the_default_error_decoder_keeps_8_kib_of_body_and_retry_after() {
         }),
     );
     let server = Server::start(router).await;
-    let err = client(&server).await.raw().await.unwrap_err();
+    let err = client(&server).raw().await.unwrap_err();
     assert_eq!(err.status(), Some(StatusCode::SERVICE_UNAVAILABLE));
     assert_eq!(err.body().map(|b| b.len()), Some(8 * 1024));
     assert_eq!(err.retry_after(), Some(std::time::Duration::from_secs(3)));
@@ -422,7 +422,7 @@ async fn call_futures_are_send() {
         f
     }
     let server = Server::start(orders()).await;
-    let client = client(&server).await;
+    let client = client(&server);
     let handle = tokio::spawn(async move { assert_send(client.get_order(&3)).await });
     assert_eq!(handle.await.unwrap().unwrap().id, 3);
 }
