@@ -213,7 +213,10 @@ async fn failing_heartbeats_back_off_up_to_ten_times_the_interval() {
     advance(Duration::from_secs(301)).await;
     let before = server.requests_matching("PUT", "/eureka/apps/").len();
     advance(Duration::from_secs(61)).await;
-    let after = server.wait_for("PUT", "/eureka/apps/", before + 2).await.len();
+    let after = server
+        .wait_for("PUT", "/eureka/apps/", before + 2)
+        .await
+        .len();
     assert!(
         (before + 2..=before + 3).contains(&after),
         "{before} heartbeats before, {after} after 61 s"
