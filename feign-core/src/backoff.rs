@@ -1,7 +1,8 @@
 //! Backoff schedules and jitter, for retry policies and background loops.
 //!
 //! [`Retryer`](crate::Retryer) draws its delays with [`exponential`] and [`full_jitter`];
-//! feign-eureka's heartbeat and fetch loops back off with [`exponential`] and [`jitter_down`].
+//! feign-eureka's heartbeat and fetch loops back off with [`exponential`] and [`jitter_down`];
+//! feign-lb's retries across instances take their ceilings from [`exponential`].
 
 use std::time::Duration;
 

@@ -191,8 +191,8 @@ impl LbRetryPolicy {
         let backoff = &self.config.backoff;
         let mut delay = Duration::ZERO;
         if backoff.enabled {
-            let exp = retry.saturating_sub(1).min(30);
-            let base = backoff.min.saturating_mul(1u32 << exp).min(backoff.max);
+            let base = feign_core::backoff::exponential(backoff.min, 2.0, backoff.max, retry);
+            // Spread by ± jitter from the balancer's own (seedable) random source.
             let spread = 1.0 + backoff.jitter * (2.0 * self.rng.unit() - 1.0);
             delay = base
                 .mul_f64(spread.max(0.0))
