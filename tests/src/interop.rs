@@ -11,9 +11,10 @@
 //! `$FEIGN_INTEROP_DIR` (default: the workspace's `tests/interop`) at
 //! `eureka-server/target/*.jar` and `java-svc/target/*.jar`.
 //!
-//! When `java` or a jar is missing, the launchers print `skipped: <why>` and return `None`, so a
-//! test can return early. With `FEIGN_INTEROP_REQUIRED=1` (set by `.ci/run` when Java and Maven
-//! exist) they panic with the reason instead, so a CI run never silently skips interop.
+//! When `java` or a jar is missing, the launchers write `skipped: <test>: <why>` past the test
+//! harness's capture, so it shows in the normal `cargo test` output, and return `None`, so a
+//! test can return early. With `FEIGN_INTEROP_REQUIRED=1` (set by `.ci/run`, which fails without
+//! Java and Maven) they panic with the reason instead, so a CI run never silently skips interop.
 //!
 //! # Logs
 //!
@@ -391,12 +392,13 @@ impl Drop for JavaApp {
     }
 }
 
-/// Prints `skipped: <why>` and returns `None`, or panics when interop is required.
+/// Reports `skipped: <why>` in the test output (see [`crate::skip`]) and returns `None`, or
+/// panics when interop is required.
 fn unavailable(why: &str) -> Option<JavaApp> {
     if std::env::var("FEIGN_INTEROP_REQUIRED").is_ok_and(|v| v == "1") {
         panic!("FEIGN_INTEROP_REQUIRED=1 but the interop fixture is unavailable: {why}");
     }
-    eprintln!("skipped: {why}");
+    crate::skip::announce(why);
     None
 }
 

@@ -83,7 +83,7 @@ async fn the_dashboard_lists_registered_instances_in_a_browser() {
         if std::env::var("FEIGN_BROWSER_REQUIRED").is_ok_and(|v| v == "1") {
             panic!("FEIGN_BROWSER_REQUIRED=1 but {why}");
         }
-        eprintln!("skipped: {why}");
+        feign_tests::skip::announce(why);
         return;
     };
     let server = EurekaServer::builder()
