@@ -11,7 +11,7 @@
 //! `$FEIGN_INTEROP_DIR` (default: the workspace's `tests/interop`) at
 //! `eureka-server/target/*.jar` and `java-svc/target/*.jar`.
 //!
-//! When `java` or a jar is missing, the launchers write `skipped: <test>: <why>` past the test
+//! When `java` or a jar is missing, the launchers write `skipped: <why>` past the test
 //! harness's capture, so it shows in the normal `cargo test` output, and return `None`, so a
 //! test can return early. With `FEIGN_INTEROP_REQUIRED=1` (set by `.ci/run`, which fails without
 //! Java and Maven) they panic with the reason instead, so a CI run never silently skips interop.

@@ -7,10 +7,13 @@
 
 use std::io::Write;
 
-/// Writes `skipped: <why>` (with the test's name when the harness gave the thread one) to the
-/// process's standard error, uncaptured.
+/// Writes `skipped: <test>: <why>` to the process's standard error, uncaptured. The test's
+/// name is the name the harness gives its thread; on a runtime's worker thread it is left out.
 pub fn announce(why: &str) {
     let thread = std::thread::current();
-    let test = thread.name().unwrap_or("a test");
-    let _ = writeln!(std::io::stderr().lock(), "skipped: {test}: {why}");
+    let mut stderr = std::io::stderr().lock();
+    let _ = match thread.name().filter(|name| !name.starts_with("tokio-")) {
+        Some(test) => writeln!(stderr, "skipped: {test}: {why}"),
+        None => writeln!(stderr, "skipped: {why}"),
+    };
 }
