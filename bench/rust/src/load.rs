@@ -21,9 +21,11 @@ pub struct ClosedRun {
 }
 
 impl ClosedRun {
-    /// Calls per second over the run.
+    /// Successful calls per second over the run: a failed call is not throughput, however
+    /// fast it failed.
     pub fn rps(&self) -> f64 {
-        self.latencies.len() as f64 / self.elapsed.as_secs_f64().max(f64::EPSILON)
+        let succeeded = (self.latencies.len() as u64).saturating_sub(self.errors);
+        succeeded as f64 / self.elapsed.as_secs_f64().max(f64::EPSILON)
     }
 }
 
