@@ -11,7 +11,7 @@ use axum::{Json, Router};
 use bytes::Bytes;
 use criterion::{criterion_group, criterion_main, Criterion};
 use feign_core::Retryer;
-use feign_test_support::{Order, OrderClient, Server};
+use feign_test_support::{serve, Order, OrderClient};
 use http_body_util::{BodyExt, Full};
 use tower::ServiceExt;
 
@@ -40,7 +40,9 @@ fn pipeline(c: &mut Criterion) {
         .enable_all()
         .build()
         .unwrap();
-    let server = rt.block_on(Server::start(Router::new().route(
+    // A plain server that keeps nothing: a recording one would grow with every call and tax
+    // whichever variant runs later.
+    let url = rt.block_on(serve(Router::new().route(
         "/api/orders/{id}",
         get(|Path(id): Path<u64>| async move {
             Json(Order {
@@ -49,7 +51,6 @@ fn pipeline(c: &mut Criterion) {
             })
         }),
     )));
-    let url = server.url();
     let feign = OrderClient::builder()
         .url(&url)
         .retryer(Retryer::never())
@@ -61,23 +62,33 @@ fn pipeline(c: &mut Criterion) {
         .unwrap();
 
     let mut group = c.benchmark_group("pipeline");
-    group.bench_function("feign_get_json_loopback", |b| {
-        b.to_async(&rt)
-            .iter(|| async { feign.get_order(&42).await.unwrap() });
-    });
     let order_url = format!("{url}/api/orders/42");
-    group.bench_function("reqwest_get_json_loopback", |b| {
-        b.to_async(&rt).iter(|| async {
-            let response = raw
-                .get(&order_url)
-                .header("accept", "application/json")
-                .send()
-                .await
-                .unwrap();
-            let body = response.error_for_status().unwrap().bytes().await.unwrap();
-            serde_json::from_slice::<Order>(&body).unwrap()
-        });
-    });
+    // Each loopback variant runs twice, in the order A B B A, so neither always runs first on
+    // a cold connection pool or last on a warm machine: compare the pairs, not one line.
+    for round in ["1", "2"] {
+        let feign_first = round == "2";
+        for feign_turn in [feign_first, !feign_first] {
+            if feign_turn {
+                group.bench_function(format!("feign_get_json_loopback/{round}"), |b| {
+                    b.to_async(&rt)
+                        .iter(|| async { feign.get_order(&42).await.unwrap() });
+                });
+            } else {
+                group.bench_function(format!("reqwest_get_json_loopback/{round}"), |b| {
+                    b.to_async(&rt).iter(|| async {
+                        let response = raw
+                            .get(&order_url)
+                            .header("accept", "application/json")
+                            .send()
+                            .await
+                            .unwrap();
+                        let body = response.error_for_status().unwrap().bytes().await.unwrap();
+                        serde_json::from_slice::<Order>(&body).unwrap()
+                    });
+                });
+            }
+        }
+    }
 
     let in_process = OrderClient::builder()
         .url("http://orders.test")
