@@ -23,7 +23,13 @@ fn run(args: &[&str]) -> (bool, String, String) {
 fn every_command_has_help() {
     let (ok, out, _) = run(&["serve", "--help"]);
     assert!(ok);
-    for flag in ["--port", "--bind", "--peer", "--no-self-preservation"] {
+    for flag in [
+        "--port",
+        "--bind",
+        "--peer",
+        "--no-self-preservation",
+        "--dev",
+    ] {
         assert!(out.contains(flag), "{flag} missing from:\n{out}");
     }
     let (ok, out, _) = run(&["apps", "--help"]);
@@ -85,6 +91,48 @@ async fn serve_runs_a_registry_on_the_given_port() {
     assert!(line.contains(&url), "{line}");
     let doc = get_json(&url, "apps/").await;
     assert_eq!(doc["applications"]["versions__delta"], "1");
+    child.kill().unwrap();
+    child.wait().unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn serve_dev_shows_a_registration_at_once() {
+    let port = free_port();
+    let mut child = Command::new(BIN)
+        .args(["serve", "--port", &port.to_string(), "--dev"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("serve starts");
+    let stdout = child.stdout.take().unwrap();
+    let lines = tokio::task::spawn_blocking(move || {
+        let mut reader = BufReader::new(stdout);
+        // The log goes to stdout too: read up to the line naming the mode.
+        let mut lines = String::new();
+        while !lines.contains("development:") {
+            if reader.read_line(&mut lines)? == 0 {
+                break;
+            }
+        }
+        std::io::Result::Ok(lines)
+    });
+    let lines = tokio::time::timeout(Duration::from_secs(30), lines)
+        .await
+        .expect("prints its URL and mode")
+        .unwrap()
+        .unwrap();
+    assert!(lines.contains("no read-only cache"), "{lines}");
+    let url = format!("http://127.0.0.1:{port}/eureka/");
+    let before = get_json(&url, "apps/").await;
+    assert!(!before.to_string().contains("ORDERS"), "{before}");
+    let body = instance("ORDERS", "127.0.0.1:orders:8080", 8080, "UP", 1);
+    assert_eq!(register(&url, "ORDERS", &body).await, 204);
+    // With the read-only cache, reads would show the old registry for up to 30 s.
+    let after = get_json(&url, "apps/").await;
+    assert_eq!(
+        after["applications"]["application"][0]["name"], "ORDERS",
+        "{after}"
+    );
     child.kill().unwrap();
     child.wait().unwrap();
 }

@@ -391,3 +391,24 @@ async fn invalid_instances_are_refused_before_any_request() {
     }
     assert!(server.requests().is_empty());
 }
+
+#[tokio::test(flavor = "current_thread", start_paused = true)]
+async fn the_development_preset_registers_at_once_and_fetches_twice_a_second() {
+    let server = FakeEureka::start().await;
+    let builder = EurekaClient::builder()
+        .development()
+        .service_urls([server.url()])
+        .instance(order_service());
+    let debug = format!("{builder:?}");
+    assert!(debug.contains("registration_jitter: 0ns"), "{debug}");
+    assert!(debug.contains("registry_fetch_interval: 500ms"), "{debug}");
+    assert!(debug.contains("shutdown_timeout: 1s"), "{debug}");
+    let start = Instant::now();
+    let eureka = builder.start().await.unwrap();
+    let post = server.wait_for("POST", "/eureka/apps/", 1).await.remove(0);
+    assert!(post.at - start < Duration::from_millis(100), "no jitter");
+    advance(Duration::from_millis(2_600)).await;
+    let fetches = server.requests_matching("GET", "/eureka/apps/").len();
+    assert!(fetches >= 5, "a fetch every 500 ms, saw {fetches} in 2.6 s");
+    eureka.shutdown().await;
+}
