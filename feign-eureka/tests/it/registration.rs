@@ -412,3 +412,33 @@ async fn the_development_preset_registers_at_once_and_fetches_twice_a_second() {
     assert!(fetches >= 5, "a fetch every 500 ms, saw {fetches} in 2.6 s");
     eureka.shutdown().await;
 }
+
+#[tokio::test(flavor = "current_thread", start_paused = true)]
+async fn bound_to_registers_the_listeners_ip_and_port() {
+    let server = FakeEureka::start().await;
+    let eureka = client(
+        &server,
+        InstanceConfig::bound_to("order-service", "127.0.0.1:9123".parse().unwrap()),
+    )
+    .await;
+    let post = server.wait_for("POST", "/eureka/apps/", 1).await.remove(0);
+    let json: serde_json::Value = serde_json::from_slice(&post.body).unwrap();
+    let i = &json["instance"];
+    assert_eq!(i["hostName"], "127.0.0.1");
+    assert_eq!(i["ipAddr"], "127.0.0.1");
+    assert_eq!(i["instanceId"], "127.0.0.1:order-service:9123");
+    assert_eq!(
+        i["port"],
+        serde_json::json!({"$": 9123, "@enabled": "true"})
+    );
+    assert_eq!(i["homePageUrl"], "http://127.0.0.1:9123/");
+    eureka.shutdown().await;
+}
+
+#[test]
+fn bound_to_every_interface_registers_the_detected_ip() {
+    let any = InstanceConfig::bound_to("order-service", "0.0.0.0:9123".parse().unwrap());
+    let detected = InstanceConfig::new("order-service", 9123).resolved_ip();
+    assert_eq!(any.resolved_ip(), detected);
+    assert_eq!(any.resolved_host(), detected, "callers connect by IP");
+}
