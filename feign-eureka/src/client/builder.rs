@@ -196,8 +196,9 @@ impl EurekaClientBuilder {
         self
     }
 
-    /// Allow routing to loopback addresses (default `true`: development setups register
-    /// `127.0.0.1`; turn off in production).
+    /// Allow routing to loopback addresses. Default `true`, so a development setup that
+    /// registers `127.0.0.1` needs no call; call `.allow_loopback(false)` in production, where
+    /// an instance registering a loopback address is a mistake.
     pub fn allow_loopback(mut self, allow: bool) -> Self {
         self.policy.allow_loopback = allow;
         self
