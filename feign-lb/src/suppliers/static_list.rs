@@ -72,14 +72,9 @@ impl StaticSupplier {
         I: IntoIterator<Item = S>,
         S: AsRef<str>,
     {
-        let instances = urls
-            .into_iter()
-            .filter_map(|u| {
-                parse(service, u.as_ref())
-                    .map_err(|e| tracing::warn!(service, error = %e, "instance skipped"))
-                    .ok()
-            })
-            .collect();
+        let instances = usable(service, urls, |e| {
+            tracing::warn!(service, error = %e, "instance skipped");
+        });
         StaticSupplier::empty().with_instances(service, instances)
     }
 
@@ -93,14 +88,11 @@ impl StaticSupplier {
         I: IntoIterator<Item = S>,
         S: AsRef<str>,
     {
-        let instances = urls
-            .into_iter()
-            .map(|u| {
-                parse(service, u.as_ref()).unwrap_or_else(|e| {
-                    panic!("StaticSupplier for `{service}`: {e} (StaticSupplier::try_new returns this as an error)")
-                })
-            })
-            .collect();
+        let instances = usable(service, urls, |e| {
+            panic!(
+                "StaticSupplier for `{service}`: {e} (StaticSupplier::try_new returns this as an error)"
+            )
+        });
         self.with_instances(service, instances)
     }
 
@@ -153,6 +145,17 @@ impl InstanceSupplier for StaticSupplier {
     fn changed(&self, seen: u64) -> BoxFuture<'static, ()> {
         self.inner.lists.changed(seen)
     }
+}
+
+/// The instances of the URLs `parse` accepts; `refused` is told of each other one.
+fn usable<I, S>(service: &str, urls: I, refused: impl Fn(InvalidUrl)) -> Vec<ServiceInstance>
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<str>,
+{
+    urls.into_iter()
+        .filter_map(|u| parse(service, u.as_ref()).map_err(&refused).ok())
+        .collect()
 }
 
 /// Reads `http(s)://host:port[/]` into an instance.
