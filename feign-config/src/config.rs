@@ -39,7 +39,10 @@ impl Config {
         Config::load_from(".")
     }
 
-    /// Like [`Config::load`], with the files read from `dir`.
+    /// Like [`Config::load`], with the files read from `dir`: the environment is layered over
+    /// them too, as Spring Boot does (`SERVER_PORT` overrides the file's `server.port`; see
+    /// [`Config::with_env`]). For the files alone, use [`Config::from_file`] or
+    /// [`Config::with_file`].
     pub fn load_from(dir: impl AsRef<Path>) -> Result<Self, ConfigError> {
         let dir = dir.as_ref();
         let mut config = Config::new();

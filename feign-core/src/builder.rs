@@ -120,6 +120,12 @@ impl<C> Builder<C> {
 
     /// The retry policy. Default: the load balancer's policy for the service if it offers
     /// one, else [`Retryer::default`].
+    ///
+    /// Set together with a [`load_balancer`](Builder::load_balancer) that offers a policy, this
+    /// one wins: the balancer's retry settings (attempts on the same and the next instance) and
+    /// its retry budget are not used, and [`build`](Builder::build) logs a warning saying so.
+    /// Retries still go through the balancer, which picks an instance not yet tried. To keep
+    /// the balancer's policy, configure retries on the balancer and leave this out.
     pub fn retryer(mut self, retry: impl RetryPolicy) -> Self {
         self.retry = Some(Arc::new(retry));
         self
@@ -149,6 +155,10 @@ impl<C> Builder<C> {
 
     /// Resolves the service name to an instance for every attempt (e.g.
     /// `feign_lb::LoadBalancer`). Default: none; then the client needs a URL.
+    ///
+    /// The balancer's retry policy (if it offers one) becomes the client's, unless
+    /// [`retryer`](Builder::retryer) is also set: then the retryer wins and
+    /// [`build`](Builder::build) logs a warning.
     pub fn load_balancer(mut self, resolver: impl Resolver) -> Self {
         self.resolver = Some(Arc::new(resolver));
         self
@@ -287,7 +297,19 @@ impl<C: FromCore> Builder<C> {
             return Err(Error::builder("timeouts must be greater than zero"));
         }
         let retry = match (self.retry, &self.resolver) {
-            (Some(retry), _) => retry,
+            (Some(retry), Some(resolver)) => {
+                if resolver.retry_policy(meta.service).is_some() {
+                    tracing::warn!(
+                        service = meta.service,
+                        "the client's `.retryer(..)` replaces the load balancer's retry policy: \
+                         retries follow the retryer, not the balancer's retry settings or budget; \
+                         to keep the balancer's, configure retries on the balancer and leave out \
+                         `.retryer(..)`"
+                    );
+                }
+                retry
+            }
+            (Some(retry), None) => retry,
             (None, Some(resolver)) => resolver
                 .retry_policy(meta.service)
                 .unwrap_or_else(|| Arc::new(Retryer::default())),

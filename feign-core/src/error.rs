@@ -203,7 +203,7 @@ impl Error {
     pub(crate) fn circuit_open(breaker: &str) -> Error {
         Error::new(
             Kind::CircuitOpen,
-            format!("`{breaker}` does not permit calls"),
+            format!("`{breaker}`{CIRCUIT_OPEN_SUFFIX}"),
         )
     }
 
@@ -378,6 +378,18 @@ impl Error {
     }
 }
 
+/// What follows the breaker's name in [`Error::circuit_open`]'s message.
+const CIRCUIT_OPEN_SUFFIX: &str = " does not permit calls";
+
+/// Whether `message`, a [`Error::circuit_open`] message, names the breaker `name`.
+fn names_breaker(message: &str, name: &str) -> bool {
+    message
+        .strip_suffix(CIRCUIT_OPEN_SUFFIX)
+        .and_then(|quoted| quoted.strip_prefix('`'))
+        .and_then(|quoted| quoted.strip_suffix('`'))
+        == Some(name)
+}
+
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let inner = &*self.inner;
@@ -391,7 +403,10 @@ impl fmt::Display for Error {
             (kind, false, _) => write!(f, "{}: {}", kind.describe(), inner.message)?,
         }
         if let Some(key) = inner.method_key {
-            write!(f, " in {key}")?;
+            // A per-method breaker is named after the method: its message names it already.
+            if !(inner.kind == Kind::CircuitOpen && names_breaker(&inner.message, key)) {
+                write!(f, " in {key}")?;
+            }
         }
         if let Some(url) = &inner.url {
             write!(f, " ({url})")?;
@@ -460,6 +475,20 @@ impl From<feign_config::ConfigError> for Error {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_open_breaker_is_named_once() {
+        let per_method = Error::circuit_open("Stock#stock").with_method_key("Stock#stock");
+        assert_eq!(
+            per_method.to_string(),
+            "circuit breaker open: `Stock#stock` does not permit calls"
+        );
+        let per_client = Error::circuit_open("stock").with_method_key("Stock#stock");
+        assert_eq!(
+            per_client.to_string(),
+            "circuit breaker open: `stock` does not permit calls in Stock#stock"
+        );
+    }
 
     #[cfg(feature = "config")]
     #[test]

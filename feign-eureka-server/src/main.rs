@@ -1,7 +1,7 @@
 //! `feign-eureka`: run the embedded Eureka-compatible registry, or list what one holds.
 //!
 //! ```text
-//! feign-eureka serve --port 8761 [--bind 127.0.0.1] [--peer URL]...
+//! feign-eureka serve --port 8761 [--bind 127.0.0.1] [--peer URL]... [--dev]
 //! feign-eureka apps --server http://127.0.0.1:8761/eureka/
 //! ```
 
@@ -48,6 +48,10 @@ struct Serve {
     /// Seconds between eviction runs.
     #[arg(long, default_value_t = 60, value_name = "SECS")]
     eviction_interval: u64,
+    /// Local development (not for production): no read-only cache, no self-preservation,
+    /// eviction every second and a 1 s shutdown grace.
+    #[arg(long)]
+    dev: bool,
 }
 
 #[derive(Debug, Args)]
@@ -122,16 +126,26 @@ async fn run_server(args: Serve) -> Result<(), CliError> {
     } else {
         format!("{}:{}", args.bind, args.port)
     };
-    let server = EurekaServer::builder()
+    let eviction_interval = if args.dev {
+        1
+    } else {
+        args.eviction_interval.max(1)
+    };
+    let mut builder = EurekaServer::builder()
         .bind(bind)
         .peers(args.peers)
-        .self_preservation(!args.no_self_preservation)
-        .read_only_cache(!args.no_read_only_cache)
-        .eviction_interval(Duration::from_secs(args.eviction_interval.max(1)))
-        .start()
-        .await?;
+        .self_preservation(!(args.dev || args.no_self_preservation))
+        .read_only_cache(!(args.dev || args.no_read_only_cache))
+        .eviction_interval(Duration::from_secs(eviction_interval));
+    if args.dev {
+        builder = builder.shutdown_grace(Duration::from_secs(1));
+    }
+    let server = builder.start().await?;
     println!("eureka registry: {}", server.url());
     println!("dashboard:       {}", server.dashboard_url());
+    if args.dev {
+        println!("development:     no read-only cache, no self-preservation, eviction every 1 s");
+    }
     tokio::signal::ctrl_c().await.map_err(CliError::Signal)?;
     println!("shutting down");
     server.shutdown().await;

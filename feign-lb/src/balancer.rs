@@ -478,6 +478,10 @@ impl Builder {
     }
 
     /// Balancer of `services` from one static list each, for tests and fixed topologies.
+    ///
+    /// # Panics
+    ///
+    /// If a URL cannot be used, as [`StaticSupplier::new`](crate::StaticSupplier::new) does.
     pub fn static_lists<'a>(
         self,
         services: impl IntoIterator<Item = (&'a str, Vec<&'a str>)>,

@@ -61,8 +61,17 @@ pub trait LifecycleHook: Send + Sync + 'static {
 pub struct Counters {
     /// `loadbalancer.requests.active`: attempts in flight now.
     pub active: u64,
-    /// `loadbalancer.requests.success`: attempts that got a response.
+    /// `loadbalancer.requests.success`: attempts that got a response, whatever its status, as
+    /// Spring Cloud LoadBalancer counts them: a 503 is a "success" here. Read
+    /// [`server_errors`](Counters::server_errors) beside it to see whether the service is
+    /// healthy.
     pub success: u64,
+    /// Of [`success`](Counters::success), the responses with a 5xx status. The `metrics`
+    /// facade reports them as `loadbalancer.requests.success` with `outcome=SERVER_ERROR`.
+    pub server_errors: u64,
+    /// Of [`success`](Counters::success), the responses with a 4xx status (`outcome=CLIENT_ERROR`
+    /// in the `metrics` facade).
+    pub client_errors: u64,
     /// `loadbalancer.requests.failed`: attempts that failed without a response.
     pub failed: u64,
     /// `loadbalancer.requests.discard`: picks with no instance, and cancelled attempts.
@@ -78,11 +87,20 @@ pub struct Counters {
 }
 
 impl Counters {
-    /// The counters under their metric names, Spring's first.
-    pub fn named(&self) -> [(&'static str, u64); 8] {
+    /// The counters under their metric names, Spring's first; the 5xx and 4xx responses under
+    /// the name and tag the `metrics` facade reports them with.
+    pub fn named(&self) -> [(&'static str, u64); 10] {
         [
             ("loadbalancer.requests.active", self.active),
             ("loadbalancer.requests.success", self.success),
+            (
+                "loadbalancer.requests.success{outcome=SERVER_ERROR}",
+                self.server_errors,
+            ),
+            (
+                "loadbalancer.requests.success{outcome=CLIENT_ERROR}",
+                self.client_errors,
+            ),
             ("loadbalancer.requests.failed", self.failed),
             ("loadbalancer.requests.discard", self.discard),
             ("loadbalancer.ejections", self.ejections),
@@ -101,6 +119,8 @@ impl Counters {
 #[derive(Debug, Default)]
 pub(crate) struct LiveCounters {
     pub(crate) success: AtomicU64,
+    pub(crate) server_errors: AtomicU64,
+    pub(crate) client_errors: AtomicU64,
     pub(crate) failed: AtomicU64,
     pub(crate) discard: AtomicU64,
     pub(crate) ejections: AtomicU64,
@@ -120,6 +140,8 @@ impl LiveCounters {
         Counters {
             active,
             success: r(&self.success),
+            server_errors: r(&self.server_errors),
+            client_errors: r(&self.client_errors),
             failed: r(&self.failed),
             discard: r(&self.discard),
             ejections: r(&self.ejections),

@@ -292,7 +292,11 @@ impl CallObserver for InstanceStats {
                 if code.is_server_error() {
                     self.observe_latency(sample.max(penalty), now, state.decay_ns);
                     self.record_failure(&state, now, false);
+                    LiveCounters::bump(&state.counters.server_errors);
                 } else {
+                    if code.is_client_error() {
+                        LiveCounters::bump(&state.counters.client_errors);
+                    }
                     self.observe_latency(sample, now, state.decay_ns);
                     self.record_success();
                 }

@@ -62,8 +62,8 @@ impl Instance {
         version: &'static str,
     ) -> StepResult<Instance> {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
-        let port = listener.local_addr()?.port();
-        let id = format!("127.0.0.1:{port}");
+        let addr = listener.local_addr()?;
+        let id = addr.to_string();
         let shared = Shared { id: id.clone() };
         let app = Router::new()
             .route("/orders/{id}", get(get_order))
@@ -80,12 +80,9 @@ impl Instance {
         let eureka = EurekaClient::builder()
             .service_urls([eureka_url])
             .fetch_registry(false)
-            .registration_jitter(std::time::Duration::ZERO)
+            .development()
             .instance(
-                InstanceConfig::new("order-service", port)
-                    .host_name("127.0.0.1")
-                    .ip_address("127.0.0.1")
-                    .prefer_ip_address(true)
+                InstanceConfig::bound_to("order-service", addr)
                     .instance_id(id.clone())
                     .zone(zone)
                     .metadata("version", version)

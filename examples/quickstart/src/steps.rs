@@ -141,7 +141,6 @@ pub async fn run(options: Options) -> StepResult<Report> {
     let discovery = EurekaClient::builder()
         .service_urls([eureka_url.as_str()])
         .registry_fetch_interval(REFRESH)
-        .allow_loopback(true)
         .start()
         .await?;
     wait_for(

@@ -14,9 +14,10 @@ use feign_core::{
     retry_fn, AttemptOutcome, CallObserver, ChooseRequest, Chosen, Error, Options, Resolver,
     RetryDecision, RetryPolicy, Retryer,
 };
-use feign_test_support::{closed_port_url, NewOrder, OrderClient, Server};
+use feign_test_support::{closed_port_url, Captured, NewOrder, OrderClient, Server};
 use http::StatusCode;
 use tokio::time::Instant;
+use tracing::Level;
 
 /// Answers 503 (with an optional `Retry-After`) until `failures` calls have failed, then 200.
 fn flaky(failures: usize, retry_after: Option<&'static str>) -> (Router, Arc<AtomicUsize>) {
@@ -309,6 +310,52 @@ async fn the_resolvers_retry_policy_applies_unless_the_builder_has_one() {
         .unwrap();
     client.get_order(&1).await.unwrap_err();
     assert_eq!(calls.load(Ordering::SeqCst), 3);
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn a_retryer_set_with_a_balancers_policy_wins_and_build_warns() {
+    let (captured, _guard) = Captured::install();
+    let warning = "the client's `.retryer(..)` replaces the load balancer's retry policy: \
+                   retries follow the retryer, not the balancer's retry settings or budget; \
+                   to keep the balancer's, configure retries on the balancer and leave out \
+                   `.retryer(..)`";
+    let with_policy = Arc::new(Instances {
+        urls: vec![("a", closed_port_url())],
+        policy: Some(Arc::new(Retryer::never())),
+        ..Instances::default()
+    });
+    OrderClient::name_only()
+        .load_balancer_arc(with_policy.clone())
+        .build()
+        .unwrap();
+    OrderClient::name_only()
+        .url("http://127.0.0.1:1")
+        .retryer(Retryer::default())
+        .build()
+        .unwrap();
+    let without_policy = Arc::new(Instances {
+        urls: vec![("a", closed_port_url())],
+        ..Instances::default()
+    });
+    OrderClient::name_only()
+        .load_balancer_arc(without_policy)
+        .retryer(Retryer::default())
+        .build()
+        .unwrap();
+    assert!(
+        captured.matching(Level::WARN, warning).is_empty(),
+        "no conflict, no warning: {}",
+        captured.text()
+    );
+
+    OrderClient::name_only()
+        .load_balancer_arc(with_policy)
+        .retryer(Retryer::default())
+        .build()
+        .unwrap();
+    let warnings = captured.matching(Level::WARN, warning);
+    assert_eq!(warnings.len(), 1, "{}", captured.text());
+    assert_eq!(warnings[0].fields["service"], "order-service");
 }
 
 #[tokio::test]

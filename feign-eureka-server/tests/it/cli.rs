@@ -2,7 +2,7 @@
 //! and `serve` answering on its port.
 
 use std::io::{BufRead, BufReader};
-use std::process::{Command, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 use crate::support::{get_json, instance, register, start};
@@ -23,7 +23,13 @@ fn run(args: &[&str]) -> (bool, String, String) {
 fn every_command_has_help() {
     let (ok, out, _) = run(&["serve", "--help"]);
     assert!(ok);
-    for flag in ["--port", "--bind", "--peer", "--no-self-preservation"] {
+    for flag in [
+        "--port",
+        "--bind",
+        "--peer",
+        "--no-self-preservation",
+        "--dev",
+    ] {
         assert!(out.contains(flag), "{flag} missing from:\n{out}");
     }
     let (ok, out, _) = run(&["apps", "--help"]);
@@ -57,34 +63,64 @@ async fn apps_lists_what_a_registry_holds() {
     assert!(err.starts_with("error: cannot reach"), "{err}");
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn serve_runs_a_registry_on_the_given_port() {
-    let port = free_port();
+/// Runs `feign-eureka serve --port {port} {args}` and reads its stdout (where the log goes too)
+/// up to the first line containing `until`; returns the process and what it read.
+async fn serve(port: u16, args: &[&str], until: &str) -> (Child, String) {
     let mut child = Command::new(BIN)
-        .args([
-            "serve",
-            "--port",
-            &port.to_string(),
-            "--no-self-preservation",
-        ])
+        .args(["serve", "--port", &port.to_string()])
+        .args(args)
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
         .expect("serve starts");
     let stdout = child.stdout.take().unwrap();
-    let first = tokio::task::spawn_blocking(move || {
-        let mut line = String::new();
-        BufReader::new(stdout).read_line(&mut line).map(|_| line)
+    let until = until.to_owned();
+    let read = tokio::task::spawn_blocking(move || {
+        let mut reader = BufReader::new(stdout);
+        let mut lines = String::new();
+        while !lines.contains(&until) {
+            if reader.read_line(&mut lines)? == 0 {
+                break;
+            }
+        }
+        std::io::Result::Ok(lines)
     });
-    let line = tokio::time::timeout(Duration::from_secs(30), first)
+    let lines = tokio::time::timeout(Duration::from_secs(30), read)
         .await
-        .expect("prints its URL")
+        .expect("serve prints what is awaited")
         .unwrap()
         .unwrap();
+    (child, lines)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn serve_runs_a_registry_on_the_given_port() {
+    let port = free_port();
     let url = format!("http://127.0.0.1:{port}/eureka/");
-    assert!(line.contains(&url), "{line}");
+    let (mut child, lines) = serve(port, &["--no-self-preservation"], &url).await;
+    assert!(lines.contains(&url), "{lines}");
     let doc = get_json(&url, "apps/").await;
     assert_eq!(doc["applications"]["versions__delta"], "1");
+    child.kill().unwrap();
+    child.wait().unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn serve_dev_shows_a_registration_at_once() {
+    let port = free_port();
+    let (mut child, lines) = serve(port, &["--dev"], "development:").await;
+    assert!(lines.contains("no read-only cache"), "{lines}");
+    let url = format!("http://127.0.0.1:{port}/eureka/");
+    let before = get_json(&url, "apps/").await;
+    assert!(!before.to_string().contains("ORDERS"), "{before}");
+    let body = instance("ORDERS", "127.0.0.1:orders:8080", 8080, "UP", 1);
+    assert_eq!(register(&url, "ORDERS", &body).await, 204);
+    // With the read-only cache, reads would show the old registry for up to 30 s.
+    let after = get_json(&url, "apps/").await;
+    assert_eq!(
+        after["applications"]["application"][0]["name"], "ORDERS",
+        "{after}"
+    );
     child.kill().unwrap();
     child.wait().unwrap();
 }

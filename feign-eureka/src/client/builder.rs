@@ -64,6 +64,27 @@ impl Default for EurekaClientBuilder {
 }
 
 impl EurekaClientBuilder {
+    /// Sets the fast values for local development, where the registry is on this machine and
+    /// waiting is the cost: registration at once (no jitter), a registry fetch every 500 ms
+    /// (instead of 30 s) and a 1 s bound on deregistration at shutdown (instead of 5 s).
+    ///
+    /// **Not for production**: a fleet restarting together would all register at the same
+    /// instant, and every client would fetch twice a second. Setters called after this one
+    /// override its values. An instance's lease is set on its [`InstanceConfig`]
+    /// ([`lease_renewal_interval`](InstanceConfig::lease_renewal_interval)); pair this with a
+    /// registry started as `feign-eureka serve --dev`.
+    ///
+    /// ```
+    /// let builder = feign_eureka::EurekaClient::builder()
+    ///     .development()
+    ///     .service_urls(["http://127.0.0.1:8761/eureka/"]);
+    /// ```
+    pub fn development(self) -> Self {
+        self.registration_jitter(Duration::ZERO)
+            .registry_fetch_interval(Duration::from_millis(500))
+            .shutdown_timeout(Duration::from_secs(1))
+    }
+
     /// The Eureka servers of the default zone (`defaultZone`), e.g.
     /// `http://127.0.0.1:8761/eureka/` (Spring) or `http://host:8080/eureka/v2/` (Netflix).
     /// User info in a URL is sent as basic auth and never logged. Required.
@@ -175,8 +196,9 @@ impl EurekaClientBuilder {
         self
     }
 
-    /// Allow routing to loopback addresses (default `true`: development setups register
-    /// `127.0.0.1`; turn off in production).
+    /// Allow routing to loopback addresses. Default `true`, so a development setup that
+    /// registers `127.0.0.1` needs no call; call `.allow_loopback(false)` in production, where
+    /// an instance registering a loopback address is a mistake.
     pub fn allow_loopback(mut self, allow: bool) -> Self {
         self.policy.allow_loopback = allow;
         self

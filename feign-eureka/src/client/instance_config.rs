@@ -1,7 +1,7 @@
 //! `InstanceConfig`: what this service registers about itself.
 
 use std::collections::BTreeMap;
-use std::net::{IpAddr, Ipv4Addr, UdpSocket};
+use std::net::{IpAddr, Ipv4Addr, SocketAddr, UdpSocket};
 use std::time::Duration;
 
 use crate::model::{DataCenterInfo, InstanceInfo, InstanceStatus, LeaseInfo, PortInfo};
@@ -13,9 +13,22 @@ use super::Error;
 /// Defaults follow Spring Cloud: instance id `{host}:{app}:{port}`, `vipAddress` and
 /// `secureVipAddress` = the application name, secure port 443 disabled, lease 30 s / 90 s, home
 /// page `http://{host}:{port}/`, status page `/info`, health check `/health`, initial status
-/// `UP`. The host name defaults to the machine's (`HOSTNAME`, else `/etc/hostname`, else
-/// `localhost`) and the IP address to the one the machine would use for outgoing traffic
-/// (found without sending anything; `127.0.0.1` when there is none).
+/// `UP`.
+///
+/// Which address callers are given depends on the constructor:
+///
+/// - [`InstanceConfig::bound_to`] registers the address the service's listener is bound to
+///   (the detected IP when it is bound to every interface) and tells callers to connect by IP.
+///   Use it when you have the bound `SocketAddr`: a service bound to `127.0.0.1` is then
+///   reachable by callers on this machine.
+/// - [`InstanceConfig::new`] registers the machine's host name (`HOSTNAME`, else
+///   `/etc/hostname`, else `localhost`) as Spring Cloud does, and as IP address the one the
+///   machine would use for outgoing traffic (found without sending anything; `127.0.0.1` when
+///   there is none). Callers connect to the host name, so the service must listen on the
+///   interface that name resolves to: a service bound to `127.0.0.1` is unreachable through it
+///   unless the name resolves to `127.0.0.1`.
+///   Set [`ip_address`](InstanceConfig::ip_address) and
+///   [`prefer_ip_address`](InstanceConfig::prefer_ip_address) to choose otherwise.
 ///
 /// ```
 /// use feign_eureka::InstanceConfig;
@@ -81,6 +94,29 @@ impl InstanceConfig {
             initial_status: InstanceStatus::Up,
             app_group_name: None,
             data_center: DataCenterInfo::my_own(),
+        }
+    }
+
+    /// Registers `app_name` listening on `addr`, the address its listener is bound to (e.g.
+    /// `listener.local_addr()?`): the IP and port of `addr`, with
+    /// [`prefer_ip_address`](InstanceConfig::prefer_ip_address) on, so callers connect to
+    /// exactly the address the service accepts connections on. When `addr` is unspecified
+    /// (`0.0.0.0` or `::`, every interface), the detected IP is registered instead, as
+    /// [`new`](InstanceConfig::new) does.
+    ///
+    /// ```
+    /// use feign_eureka::InstanceConfig;
+    ///
+    /// let config = InstanceConfig::bound_to("order-service", "127.0.0.1:8080".parse().unwrap());
+    /// assert_eq!(config.resolved_host(), "127.0.0.1");
+    /// assert_eq!(config.resolved_instance_id(), "127.0.0.1:order-service:8080");
+    /// ```
+    pub fn bound_to(app_name: impl Into<String>, addr: SocketAddr) -> Self {
+        let config = InstanceConfig::new(app_name, addr.port()).prefer_ip_address(true);
+        if addr.ip().is_unspecified() {
+            config
+        } else {
+            config.ip_address(addr.ip().to_string())
         }
     }
 

@@ -391,3 +391,54 @@ async fn invalid_instances_are_refused_before_any_request() {
     }
     assert!(server.requests().is_empty());
 }
+
+#[tokio::test(flavor = "current_thread", start_paused = true)]
+async fn the_development_preset_registers_at_once_and_fetches_twice_a_second() {
+    let server = FakeEureka::start().await;
+    let builder = EurekaClient::builder()
+        .development()
+        .service_urls([server.url()])
+        .instance(order_service());
+    let debug = format!("{builder:?}");
+    assert!(debug.contains("registration_jitter: 0ns"), "{debug}");
+    assert!(debug.contains("registry_fetch_interval: 500ms"), "{debug}");
+    assert!(debug.contains("shutdown_timeout: 1s"), "{debug}");
+    let start = Instant::now();
+    let eureka = builder.start().await.unwrap();
+    let post = server.wait_for("POST", "/eureka/apps/", 1).await.remove(0);
+    assert!(post.at - start < Duration::from_millis(100), "no jitter");
+    advance(Duration::from_millis(2_600)).await;
+    let fetches = server.requests_matching("GET", "/eureka/apps/").len();
+    assert!(fetches >= 5, "a fetch every 500 ms, saw {fetches} in 2.6 s");
+    eureka.shutdown().await;
+}
+
+#[tokio::test(flavor = "current_thread", start_paused = true)]
+async fn bound_to_registers_the_listeners_ip_and_port() {
+    let server = FakeEureka::start().await;
+    let eureka = client(
+        &server,
+        InstanceConfig::bound_to("order-service", "127.0.0.1:9123".parse().unwrap()),
+    )
+    .await;
+    let post = server.wait_for("POST", "/eureka/apps/", 1).await.remove(0);
+    let json: serde_json::Value = serde_json::from_slice(&post.body).unwrap();
+    let i = &json["instance"];
+    assert_eq!(i["hostName"], "127.0.0.1");
+    assert_eq!(i["ipAddr"], "127.0.0.1");
+    assert_eq!(i["instanceId"], "127.0.0.1:order-service:9123");
+    assert_eq!(
+        i["port"],
+        serde_json::json!({"$": 9123, "@enabled": "true"})
+    );
+    assert_eq!(i["homePageUrl"], "http://127.0.0.1:9123/");
+    eureka.shutdown().await;
+}
+
+#[test]
+fn bound_to_every_interface_registers_the_detected_ip() {
+    let any = InstanceConfig::bound_to("order-service", "0.0.0.0:9123".parse().unwrap());
+    let detected = InstanceConfig::new("order-service", 9123).resolved_ip();
+    assert_eq!(any.resolved_ip(), detected);
+    assert_eq!(any.resolved_host(), detected, "callers connect by IP");
+}

@@ -36,7 +36,14 @@ impl StaticSupplier {
     }
 
     /// One service at these URLs (`http://host:port` or `https://host:port`; the instance id is
-    /// `host:port`). URLs it cannot use are skipped with a warning: see [`StaticSupplier::try_new`].
+    /// `host:port`), written in code. For URLs read from input, use
+    /// [`StaticSupplier::try_new`].
+    ///
+    /// # Panics
+    ///
+    /// If a URL cannot be used (another scheme, a path, user info, a bad port...): the message
+    /// names the URL (its password hidden) and why, so a typo fails at start rather than
+    /// leaving the service with fewer instances than listed.
     pub fn new<I, S>(service: &str, urls: I) -> Self
     where
         I: IntoIterator<Item = S>,
@@ -45,7 +52,7 @@ impl StaticSupplier {
         StaticSupplier::empty().with_service(service, urls)
     }
 
-    /// Like [`StaticSupplier::new`], failing on the first URL it cannot use.
+    /// Like [`StaticSupplier::new`], returning the first URL it cannot use as an error.
     pub fn try_new<I, S>(service: &str, urls: I) -> Result<Self, InvalidUrl>
     where
         I: IntoIterator<Item = S>,
@@ -58,20 +65,34 @@ impl StaticSupplier {
         Ok(StaticSupplier::empty().with_instances(service, instances))
     }
 
-    /// Adds (or replaces) a service at these URLs, skipping unusable ones with a warning.
+    /// Like [`StaticSupplier::new`], skipping the URLs it cannot use with a warning each (the
+    /// behaviour `new` had before): for lists where a partial list beats none.
+    pub fn lenient<I, S>(service: &str, urls: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<str>,
+    {
+        let instances = usable(service, urls, |e| {
+            tracing::warn!(service, error = %e, "instance skipped");
+        });
+        StaticSupplier::empty().with_instances(service, instances)
+    }
+
+    /// Adds (or replaces) a service at these URLs.
+    ///
+    /// # Panics
+    ///
+    /// If a URL cannot be used, as [`StaticSupplier::new`] does.
     pub fn with_service<I, S>(self, service: &str, urls: I) -> Self
     where
         I: IntoIterator<Item = S>,
         S: AsRef<str>,
     {
-        let instances = urls
-            .into_iter()
-            .filter_map(|u| {
-                parse(service, u.as_ref())
-                    .map_err(|e| tracing::warn!(service, error = %e, "instance skipped"))
-                    .ok()
-            })
-            .collect();
+        let instances = usable(service, urls, |e| {
+            panic!(
+                "StaticSupplier for `{service}`: {e} (StaticSupplier::try_new returns this as an error)"
+            )
+        });
         self.with_instances(service, instances)
     }
 
@@ -124,6 +145,17 @@ impl InstanceSupplier for StaticSupplier {
     fn changed(&self, seen: u64) -> BoxFuture<'static, ()> {
         self.inner.lists.changed(seen)
     }
+}
+
+/// The instances of the URLs `parse` accepts; `refused` is told of each other one.
+fn usable<I, S>(service: &str, urls: I, refused: impl Fn(InvalidUrl)) -> Vec<ServiceInstance>
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<str>,
+{
+    urls.into_iter()
+        .filter_map(|u| parse(service, u.as_ref()).map_err(&refused).ok())
+        .collect()
 }
 
 /// Reads `http(s)://host:port[/]` into an instance.
@@ -204,8 +236,32 @@ mod tests {
             let err = StaticSupplier::try_new("svc", [bad]).unwrap_err();
             assert!(!err.to_string().contains("secret"), "{err}");
         }
-        let lenient = StaticSupplier::new("svc", ["nope", "http://127.0.0.1:1"]);
+        let lenient = StaticSupplier::lenient("svc", ["nope", "http://127.0.0.1:1"]);
         assert_eq!(lenient.instances("svc").unwrap().len(), 1);
+    }
+
+    #[test]
+    fn new_panics_naming_an_unusable_url() {
+        for (bad, shown) in [
+            ("htp://127.0.0.1:8081", "`htp://127.0.0.1:8081`"),
+            (
+                "http://127.0.0.1:80801",
+                "`http://127.0.0.1:80801`: invalid port",
+            ),
+            ("http://u:secret@h:1", "`http://u:***@h:1`"),
+        ] {
+            let panic = std::panic::catch_unwind(|| {
+                StaticSupplier::new("svc", ["http://127.0.0.1:1", bad])
+            })
+            .unwrap_err();
+            let message = panic.downcast_ref::<String>().unwrap();
+            assert!(message.contains(shown), "{message}");
+            assert!(
+                message.starts_with("StaticSupplier for `svc`: invalid instance url"),
+                "{message}"
+            );
+            assert!(!message.contains("secret"), "{message}");
+        }
     }
 
     #[test]

@@ -141,3 +141,32 @@ async fn the_active_gauge_counts_attempts_in_flight() {
     );
     call.await.unwrap().unwrap();
 }
+
+#[tokio::test]
+async fn counters_tell_5xx_responses_apart_from_healthy_ones() {
+    let backend = Backend::start();
+    backend.set_mode(Mode::Unavailable);
+    let lb = balancer(&[backend.url()]);
+    let orders = client(&lb, Duration::from_secs(5));
+    for id in 0..3 {
+        let err = orders.get_order(id).await.unwrap_err();
+        assert_eq!(err.status().map(|s| s.as_u16()), Some(503), "{err}");
+    }
+    backend.set_mode(Mode::Ok);
+    orders.get_order(4).await.unwrap();
+
+    let counters = lb.counters(SVC).unwrap();
+    assert_eq!(
+        (
+            counters.success,
+            counters.server_errors,
+            counters.client_errors,
+            counters.failed
+        ),
+        (4, 3, 0, 0),
+        "Spring counts a 503 as a success; server_errors says what it was"
+    );
+    let named = counters.named();
+    assert!(named.contains(&("loadbalancer.requests.success{outcome=SERVER_ERROR}", 3)));
+    assert!(named.contains(&("loadbalancer.requests.success{outcome=CLIENT_ERROR}", 0)));
+}

@@ -1,0 +1,195 @@
+//! Every Rust block of the README, verbatim, each in a function of its own after what it takes
+//! for granted (types, a balancer), so that `cargo build -p readme-snippets` checks that the
+//! README's examples compile. Nothing here runs; `tests/verbatim.rs` checks that each README
+//! block appears here unchanged. The functions are `#[rustfmt::skip]` so the blocks keep the
+//! README's layout.
+
+use std::error::Error as StdError;
+use std::sync::Arc;
+
+use feign_core::{
+    BearerAuth, BulkheadConfig, CircuitBreakerConfig, ErrorDecoder, FallbackFactory, Response,
+    Retryer,
+};
+use feign_lb::LoadBalancer;
+use serde::{Deserialize, Serialize};
+
+/// What the snippets' `?` converts into.
+pub type Outcome = Result<(), Box<dyn StdError + Send + Sync>>;
+
+/// An order, as the README's service returns it.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct Order {
+    /// The order's id.
+    pub id: u64,
+}
+
+/// What the README's client sends to create an order.
+#[derive(Debug, Serialize)]
+pub struct NewOrder {
+    /// What to order.
+    pub item: String,
+}
+
+/// The README's own error decoder: here, the default one.
+#[derive(Debug, Clone, Copy)]
+pub struct MyErrorDecoder;
+
+impl ErrorDecoder for MyErrorDecoder {
+    fn decode(&self, method_key: &str, response: Response) -> feign_core::Error {
+        feign_core::DefaultErrorDecoder::default().decode(method_key, response)
+    }
+}
+
+/// A name-only client, for the snippets that use `OrderServiceClient` without declaring it.
+#[allow(dead_code)]
+mod name_only {
+    use feign_core::{feign_client, Error};
+
+    #[feign_client("order-service")]
+    pub(crate) trait OrderService {
+        #[get("/orders/{id}")]
+        async fn get_order(&self, #[path] id: u64) -> Result<super::Order, Error>;
+    }
+}
+
+use name_only::OrderServiceClient;
+
+/// A balancer over two local instances, for the snippets that take `lb` for granted.
+fn balancer() -> LoadBalancer {
+    LoadBalancer::builder()
+        .static_lists([("order-service", vec!["http://127.0.0.1:8081"])])
+        .build()
+}
+
+/// "Quick start".
+#[rustfmt::skip]
+#[allow(unused_variables, dead_code, unreachable_pub)]
+pub async fn quick_start() -> Outcome {
+use feign_core::{feign_client, Error};
+
+#[feign_client("order-service", url = "http://127.0.0.1:8080", path = "/api")]
+#[headers("Accept: application/json")]
+pub trait OrderService {
+    #[get("/orders/{id}")]
+    async fn get_order(&self, #[path] id: u64) -> Result<Order, Error>;
+
+    #[get("/orders")]
+    async fn find(&self, #[query] status: Option<String>, #[query("page-size")] size: u32)
+        -> Result<Vec<Order>, Error>;
+
+    #[get("/orders/{id}")]
+    async fn try_get(&self, #[path] id: u64) -> Result<Option<Order>, Error>; // 404 -> None
+
+    #[post("/orders")]
+    #[headers("X-Source: feign")]
+    async fn create(&self, #[body] order: &NewOrder, #[header("X-Request-Id")] rid: &str)
+        -> Result<Order, Error>;
+
+    #[delete("/orders/{id}")]
+    async fn cancel(&self, #[path] id: u64) -> Result<(), Error>;
+}
+
+let orders = OrderServiceClient::builder()      // the macro generates `{Trait}Client`
+    .url("http://127.0.0.1:8080")               // overrides the attribute's url
+    .interceptor(BearerAuth::new("token"))
+    .error_decoder(MyErrorDecoder)
+    .retryer(Retryer::default())
+    .build()?;
+let order = orders.get_order(42).await?;
+let shared: Arc<dyn OrderService> = Arc::new(orders); // object safe; futures are Send
+    Ok(())
+}
+
+/// "Circuit breaker, bulkhead, fallback".
+#[rustfmt::skip]
+#[allow(unused_variables, unused_mut, dead_code, unreachable_pub)]
+pub fn resilience() -> Outcome {
+    use feign_core::{feign_client, Error};
+
+    let lb = balancer();
+
+    /// Another implementation of the trait, made by the factory.
+    struct Unavailable {
+        why: String,
+    }
+
+    #[feign_core::async_trait]
+    impl OrderService for Unavailable {}
+
+#[feign_client("order-service", fallback = CachedOrders)]   // or fallback_factory = Explained
+pub trait OrderService { /* ... */ }
+
+#[derive(Default)]              // the attribute form builds the fallback with Default
+struct CachedOrders;
+
+#[feign_core::async_trait]
+impl OrderService for CachedOrders { /* each method answers from the cache */ }
+
+#[derive(Default)]              // a factory: implemented for the trait object, `dyn OrderService`
+struct Explained;
+
+impl FallbackFactory<dyn OrderService> for Explained {
+    fn create(&self, cause: Error) -> Arc<dyn OrderService> {
+        Arc::new(Unavailable { why: cause.to_string() })   // another impl of OrderService
+    }
+}
+
+let breaker = CircuitBreakerConfig::default();               // Resilience4j's defaults
+let mut transitions = breaker.subscribe();                   // closed -> open -> half_open ...
+let orders = OrderServiceClient::builder()
+    .load_balancer(lb)
+    .circuit_breaker(breaker)                                // one per method, or per client
+    .bulkhead(BulkheadConfig::default())                     // 25 in flight, no wait
+    .build()?;
+    Ok(())
+}
+
+/// "Load balancing".
+#[rustfmt::skip]
+#[allow(unused_variables)]
+pub fn load_balancing() -> Outcome {
+use feign_lb::{LoadBalancer, Policy, StaticSupplier};
+
+let lb = LoadBalancer::builder()
+    .supplier(StaticSupplier::new("order-service", ["http://127.0.0.1:8081", "http://127.0.0.1:8082"]))
+    .policy(Policy::PeakEwma)   // RoundRobin (default), Random, Weighted, LeastRequest, PeakEwma
+    .build();
+let orders = OrderServiceClient::builder().load_balancer(lb).build()?;
+    Ok(())
+}
+
+/// "Eureka".
+#[rustfmt::skip]
+#[allow(unused_variables)]
+pub async fn eureka() -> Outcome {
+use feign_eureka::{EurekaClient, InstanceConfig};
+
+let eureka = EurekaClient::builder()
+    .service_urls(["http://127.0.0.1:8761/eureka/"])
+    .instance(InstanceConfig::new("order-service", 8080).metadata("zone", "zone-a"))
+    .start().await?;                      // registers, heartbeats, fetches (full, then deltas)
+let lb = feign_lb::LoadBalancer::builder().supplier(eureka.supplier()).build();
+// ... at shutdown:
+eureka.shutdown().await;                  // deregisters first, then stops its tasks
+    Ok(())
+}
+
+/// "The embedded registry".
+#[rustfmt::skip]
+pub async fn embedded_registry() -> Outcome {
+let registry = feign_eureka_server::EurekaServer::builder().bind("127.0.0.1:0").start().await?;
+println!("{} (dashboard {})", registry.url(), registry.dashboard_url());
+    Ok(())
+}
+
+/// "Configuration".
+#[rustfmt::skip]
+#[allow(unused_variables)]
+pub async fn configuration() -> Outcome {
+let config = feign_core::config::Config::load()?;        // the files, then the environment
+let eureka = feign_eureka::SpringConfig::from_config(config.clone()).builder()?.start().await?;
+let lb = LoadBalancer::builder().supplier(eureka.supplier()).config(&config)?.build();
+let orders = OrderServiceClient::builder().load_balancer(lb).config(&config)?.build()?;
+    Ok(())
+}
