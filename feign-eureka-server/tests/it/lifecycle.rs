@@ -50,23 +50,28 @@ async fn the_eviction_timer_removes_a_lease_that_stopped_renewing() {
     server.shutdown().await;
 }
 
-#[tokio::test]
+/// On tokio's paused clock, which the registry's clock follows: the sleeps take no real time
+/// and their lengths are exact to the millisecond (the HTTP calls run over loopback, always ready, so the clock
+/// does not jump while they wait).
+#[tokio::test(start_paused = true)]
 async fn netflix_expiry_keeps_a_renewed_lease_for_two_durations() {
     let server = dev().start().await.unwrap();
     let base = server.url();
     assert_eq!(register(base, "A", &short_lease("A", "a-1", 1)).await, 204);
     assert_eq!(call(Method::PUT, base, "apps/A/a-1").await.0, 200);
-    tokio::time::sleep(Duration::from_millis(1_300)).await;
+    // Eureka expires a lease when now > last update + duration, and its renewal sets the last
+    // update one duration ahead: alive for exactly two durations, gone a millisecond later.
+    tokio::time::sleep(Duration::from_millis(2_000)).await;
     assert_eq!(
         server.evict_now(),
         0,
-        "one duration after the renewal it is still alive"
+        "two durations after the renewal it is still alive"
     );
-    tokio::time::sleep(Duration::from_millis(1_000)).await;
+    tokio::time::sleep(Duration::from_millis(1)).await;
     assert_eq!(
         server.evict_now(),
         1,
-        "two durations after the renewal it is gone"
+        "just over two durations after the renewal it is gone"
     );
     assert_eq!(server.instance_count(), 0);
     server.shutdown().await;
