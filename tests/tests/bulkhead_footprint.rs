@@ -34,19 +34,28 @@ async fn admits_twenty_five_and_refuses_the_rest_at_once() {
         result
     }));
     // The held calls are released only once every other call has been refused: refusals
-    // never waited for a slot.
+    // never waited for a slot. The wait ends once every call is either refused or held by the
+    // service, or after 30 s, so that a bulkhead admitting too many (or queueing calls) fails
+    // instead of hanging.
     let release = async {
-        while refused.load(Ordering::SeqCst) < 9_975
-            || service.in_flight.load(Ordering::SeqCst) < 25
-        {
-            tokio::time::sleep(Duration::from_millis(1)).await;
-        }
+        let settled = async {
+            while refused.load(Ordering::SeqCst) + service.in_flight.load(Ordering::SeqCst) < 10_000
+            {
+                tokio::time::sleep(Duration::from_millis(1)).await;
+            }
+        };
+        let _ = tokio::time::timeout(Duration::from_secs(30), settled).await;
+        let seen = (
+            refused.load(Ordering::SeqCst),
+            service.in_flight.load(Ordering::SeqCst),
+        );
         let gauge = metrics.snapshot().get(AVAILABLE, &[("name", "calls")]);
         let while_full = (open_fds(), resident_bytes());
         service.release.send_replace(true);
-        (gauge, while_full)
+        (gauge, while_full, seen)
     };
-    let (results, (available_while_full, while_full)) = tokio::join!(calls, release);
+    let (results, (available_while_full, while_full, seen)) = tokio::join!(calls, release);
+    assert_eq!(seen, (9_975, 25), "(refused, held) before the release");
 
     let ok = results.iter().filter(|r| r.is_ok()).count();
     assert_eq!((ok, refused.load(Ordering::SeqCst)), (25, 9_975));

@@ -2,6 +2,8 @@
 //! a raw TCP server writing exact bytes.
 
 use std::io::Write;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use axum::body::Body;
@@ -196,22 +198,37 @@ async fn b4_malformed_responses_are_errors() {
     }
 }
 
-/// B4: 101 headers and a 500 KiB header block are refused by the transport.
+/// A 200 reply with `count` small headers and an empty body.
+fn with_headers(count: usize) -> &'static [u8] {
+    let headers: String = (0..count).map(|i| format!("X-H{i}: v\r\n")).collect();
+    format!("HTTP/1.1 200 OK\r\n{headers}Content-Length: 0\r\n\r\n")
+        .into_bytes()
+        .leak()
+}
+
+/// B4: 101 headers and a 500 KiB header block are refused by the transport, while 90 small
+/// headers (under the limit, with Content-Length) are read.
 #[tokio::test]
 async fn b4_oversized_header_blocks_are_errors() {
-    let many: String = (0..101).map(|i| format!("X-H{i}: v\r\n")).collect();
-    let many: &'static [u8] = format!("HTTP/1.1 200 OK\r\n{many}Content-Length: 0\r\n\r\n")
-        .into_bytes()
-        .leak();
+    let raw = RawServer::start(with_headers(90)).await;
+    let response = client_for(raw.url()).raw().await.expect("90 small headers");
+    assert_eq!(response.status(), StatusCode::OK);
+    assert_eq!(response.headers().get("x-h89").unwrap(), "v");
+
     let huge: &'static [u8] = format!(
         "HTTP/1.1 200 OK\r\nX-Big: {}\r\nContent-Length: 0\r\n\r\n",
         "a".repeat(500 * 1024)
     )
     .into_bytes()
     .leak();
-    for reply in [many, huge] {
+    for (name, reply) in [("101 headers", with_headers(101)), ("500 KiB header", huge)] {
         let raw = RawServer::start(reply).await;
-        assert!(client_for(raw.url()).raw().await.is_err());
+        let err = client_for(raw.url()).raw().await.expect_err(name);
+        assert!(err.is_transport(), "{name}: {err:?}");
+        assert!(
+            !(err.is_connect() || err.is_timeout() || err.is_body() || err.is_status()),
+            "{name}: {err:?}"
+        );
     }
 }
 
@@ -254,17 +271,66 @@ async fn b5_redirects_are_surfaced_by_default_and_same_origin_only_when_enabled(
     assert_eq!(other.connection_count(), 0);
 }
 
-/// B6: a huge error body is read only up to the cap and kept only up to 8 KiB.
+/// Sends on its channel when dropped: tells when the server gave up on a response body.
+struct OnDrop(Option<tokio::sync::oneshot::Sender<()>>);
+
+impl Drop for OnDrop {
+    fn drop(&mut self) {
+        if let Some(done) = self.0.take() {
+            let _ = done.send(());
+        }
+    }
+}
+
+/// B6: a huge error body is read only up to the cap and kept only up to 8 KiB. The server
+/// streams 64 KiB chunks slowly (so socket buffers hold little) and counts the chunks the
+/// client pulled before it closed the connection.
 #[tokio::test]
 async fn b6_huge_error_bodies_are_bounded() {
+    const CHUNK: usize = 64 * 1024;
+    const CHUNKS: usize = 128; // 8 MiB
+    const CAP: usize = 1024 * 1024;
+    let sent = Arc::new(AtomicUsize::new(0));
+    let (done_tx, done_rx) = tokio::sync::oneshot::channel();
+    let state = Arc::new(Mutex::new(Some((sent.clone(), OnDrop(Some(done_tx))))));
     let router = Router::new().route(
         "/api/raw",
-        get(|| async { (StatusCode::INTERNAL_SERVER_ERROR, zeros(32 * 1024 * 1024)) }),
+        get(move || {
+            let (sent, guard) = state.lock().unwrap().take().expect("one request");
+            let chunks = futures_util::stream::unfold((sent, guard), |(sent, guard)| async move {
+                if sent.load(Ordering::SeqCst) == CHUNKS {
+                    return None;
+                }
+                tokio::time::sleep(Duration::from_millis(5)).await;
+                sent.fetch_add(1, Ordering::SeqCst);
+                Some((
+                    Ok::<_, std::io::Error>(Bytes::from(vec![0u8; CHUNK])),
+                    (sent, guard),
+                ))
+            });
+            async move { (StatusCode::INTERNAL_SERVER_ERROR, Body::from_stream(chunks)) }
+        }),
     );
     let server = Server::start(router).await;
-    let err = client_for(server.url()).raw().await.unwrap_err();
+    let client = OrderClient::builder()
+        .url(server.url())
+        .retryer(Retryer::never())
+        .max_response_bytes(CAP)
+        .build()
+        .unwrap();
+    let err = client.raw().await.unwrap_err();
     assert_eq!(err.status(), Some(StatusCode::INTERNAL_SERVER_ERROR));
     assert_eq!(err.body().unwrap().len(), 8 * 1024);
+
+    tokio::time::timeout(Duration::from_secs(10), done_rx)
+        .await
+        .expect("the server stops streaming once the client closes")
+        .unwrap();
+    let sent = sent.load(Ordering::SeqCst) * CHUNK;
+    assert!(
+        (CAP..CAP + 16 * CHUNK).contains(&sent),
+        "{sent} bytes streamed for a {CAP}-byte cap"
+    );
 }
 
 /// B7: deep, malformed, out-of-range and mislabelled JSON is a decode error, never a panic.

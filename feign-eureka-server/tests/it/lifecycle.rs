@@ -50,23 +50,28 @@ async fn the_eviction_timer_removes_a_lease_that_stopped_renewing() {
     server.shutdown().await;
 }
 
-#[tokio::test]
+/// On tokio's paused clock, which the registry's clock follows: the sleeps take no real time
+/// and their lengths are exact to the millisecond (the HTTP calls run over loopback, always ready, so the clock
+/// does not jump while they wait).
+#[tokio::test(start_paused = true)]
 async fn netflix_expiry_keeps_a_renewed_lease_for_two_durations() {
     let server = dev().start().await.unwrap();
     let base = server.url();
     assert_eq!(register(base, "A", &short_lease("A", "a-1", 1)).await, 204);
     assert_eq!(call(Method::PUT, base, "apps/A/a-1").await.0, 200);
-    tokio::time::sleep(Duration::from_millis(1_300)).await;
+    // Eureka expires a lease when now > last update + duration, and its renewal sets the last
+    // update one duration ahead: alive for exactly two durations, gone a millisecond later.
+    tokio::time::sleep(Duration::from_millis(2_000)).await;
     assert_eq!(
         server.evict_now(),
         0,
-        "one duration after the renewal it is still alive"
+        "two durations after the renewal it is still alive"
     );
-    tokio::time::sleep(Duration::from_millis(1_000)).await;
+    tokio::time::sleep(Duration::from_millis(1)).await;
     assert_eq!(
         server.evict_now(),
         1,
-        "two durations after the renewal it is gone"
+        "just over two durations after the renewal it is gone"
     );
     assert_eq!(server.instance_count(), 0);
     server.shutdown().await;
@@ -117,6 +122,46 @@ async fn start_request(
     stream
 }
 
+const ESTABLISHED: u8 = 0x01;
+const LISTEN: u8 = 0x0A;
+
+/// A server-side TCP socket as `/proc/net/tcp` shows it.
+struct Socket {
+    state: u8,
+    /// Bytes received but not yet read by the server.
+    unread: u64,
+}
+
+/// The IPv4 sockets whose local port is `port`, or `None` without `/proc/net/tcp`.
+fn sockets(port: u16) -> Option<Vec<Socket>> {
+    let table = std::fs::read_to_string("/proc/net/tcp").ok()?;
+    let sockets = table
+        .lines()
+        .skip(1)
+        .filter_map(|line| {
+            let fields: Vec<&str> = line.split_whitespace().collect();
+            let local_port = u16::from_str_radix(fields.get(1)?.rsplit(':').next()?, 16).ok()?;
+            let state = u8::from_str_radix(fields.get(3)?, 16).ok()?;
+            let unread = u64::from_str_radix(fields.get(4)?.rsplit(':').next()?, 16).ok()?;
+            (local_port == port).then_some(Socket { state, unread })
+        })
+        .collect();
+    Some(sockets)
+}
+
+/// Waits (at most 10 s) until the sockets on `port` satisfy `check`; without `/proc/net/tcp`,
+/// waits 300 ms instead.
+async fn until_sockets(port: u16, what: &str, check: impl Fn(&[Socket]) -> bool) {
+    for _ in 0..1_000 {
+        match sockets(port) {
+            None => return tokio::time::sleep(Duration::from_millis(300)).await,
+            Some(sockets) if check(&sockets) => return,
+            Some(_) => tokio::time::sleep(Duration::from_millis(10)).await,
+        }
+    }
+    panic!("timed out waiting until {what}");
+}
+
 #[tokio::test]
 async fn shutdown_answers_every_request_in_flight_and_frees_the_port() {
     let server = dev().registration_rate_limit(None).start().await.unwrap();
@@ -140,10 +185,18 @@ async fn shutdown_answers_every_request_in_flight_and_frees_the_port() {
         };
         pending.push(stream);
     }
-    // Let the server read every request head, so all 50 are in flight.
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    // Wait until the server has read every byte sent, so all 50 are in flight; then until
+    // shutdown has closed the listener, so the requests are finished during the shutdown.
+    until_sockets(addr.port(), "all 50 requests read", |sockets| {
+        sockets.iter().filter(|s| s.state == ESTABLISHED).count() >= 50
+            && sockets.iter().all(|s| s.unread == 0)
+    })
+    .await;
     let shutdown = tokio::spawn(server.shutdown());
-    tokio::time::sleep(Duration::from_millis(100)).await;
+    until_sockets(addr.port(), "the listener closed", |sockets| {
+        sockets.iter().all(|s| s.state != LISTEN)
+    })
+    .await;
     let mut answers = Vec::new();
     for (mut stream, body) in pending {
         stream

@@ -181,10 +181,23 @@ async fn changes_replicate_once_to_every_peer() {
         cluster.converge(node, &["a-1"]).await;
     }
     // A replicated registration is not replicated again: the origin's copy stays untouched.
+    // Each node replicates to a peer in order, so once a marker registered on nodes 1 and 2
+    // after they got a-1 has reached node 0, an echo of a-1 would have reached it too.
     let stamp = |doc: serde_json::Value| doc["instance"]["lastUpdatedTimestamp"].clone();
     let before = stamp(get_json(cluster.url(0), "apps/A/a-1").await);
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(
+        register(cluster.url(1), "B", &lease("B", "b-1", 3600)).await,
+        204
+    );
+    assert_eq!(
+        register(cluster.url(2), "C", &lease("C", "c-1", 3600)).await,
+        204
+    );
+    cluster.converge(0, &["a-1", "b-1", "c-1"]).await;
     assert_eq!(stamp(get_json(cluster.url(0), "apps/A/a-1").await), before);
+    for (node, path) in [(1, "apps/B/b-1"), (2, "apps/C/c-1")] {
+        assert_eq!(call(Method::DELETE, cluster.url(node), path).await.0, 200);
+    }
 
     let set = "apps/A/a-1/status?value=OUT_OF_SERVICE";
     assert_eq!(call(Method::PUT, cluster.url(1), set).await.0, 200);

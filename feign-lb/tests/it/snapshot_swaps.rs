@@ -1,8 +1,9 @@
-//! Concurrency stress test: instance lists swapped (3 → 1 → 0 → 3 ...) while threads pick.
-//! Every pick is an instance of some published list or a clean "no instance" error; nothing
-//! panics, nothing is out of bounds, and in-flight counts return to zero.
+//! Concurrency stress test: instance lists swapped (3 → 1 → 0 → 2 ..., each list on ports of
+//! its own) while threads pick. Every pick is an instance of a list current during the pick or a
+//! clean "no instance" error; nothing panics, nothing is out of bounds, and in-flight counts
+//! return to zero.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU16, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -10,34 +11,64 @@ use feign_core::{AttemptOutcome, ChooseRequest, Resolver};
 use feign_lb::{LoadBalancer, Policy, ServiceInstance, StaticSupplier};
 use http::{HeaderMap, Method, StatusCode};
 
-fn list(ports: &[u16]) -> Vec<ServiceInstance> {
-    ports
-        .iter()
-        .map(|&p| {
-            ServiceInstance::new("svc", "127.0.0.1", p).with_metadata("weight", p.to_string())
+/// Rounds of swaps per policy; generation `g` lists ports no other generation lists.
+const ROUNDS: u16 = 2_000;
+
+/// Generation `g`'s list: empty every fourth round, otherwise 1 to 3 instances on ports
+/// `10 + 4g ..`, disjoint from every other generation's.
+fn generation(g: u16) -> Vec<ServiceInstance> {
+    let size = [3, 1, 0, 2][usize::from(g % 4)];
+    (0..size)
+        .map(|i| {
+            let port = 10 + 4 * g + i;
+            ServiceInstance::new("svc", "127.0.0.1", port).with_metadata("weight", port.to_string())
         })
         .collect()
 }
 
+/// The generation whose list holds `port`.
+fn generation_of(port: u16) -> u16 {
+    (port - 10) / 4
+}
+
+/// Each generation's instances are disjoint from the others', so a pick tells which list it
+/// came from. A pick may come from the balancer's published snapshot even while the supplier
+/// has moved on (another thread is rebuilding), but snapshots are only swapped forward: no pick
+/// returns a generation older than one a pick returned before it started, nor one not yet
+/// published when it ended; and once the swaps stop, picks come from the last list.
 #[test]
 fn picks_stay_valid_while_snapshots_are_swapped() {
     for policy in Policy::ALL {
-        let supplier = StaticSupplier::empty().with_instances("svc", list(&[1, 2, 3]));
+        let supplier = StaticSupplier::empty().with_instances("svc", generation(0));
         let lb = LoadBalancer::builder()
             .supplier(supplier.clone())
             .policy(policy)
             .build();
+        // The first snapshot is built before the pickers start (concurrent first builds are
+        // not ordered).
+        let headers = HeaderMap::new();
+        lb.choose(&ChooseRequest::new("svc", "k", &Method::GET, &headers))
+            .unwrap()
+            .complete(&AttemptOutcome::Response(StatusCode::OK), Duration::ZERO);
         let stop = Arc::new(AtomicBool::new(false));
+        // The newest generation announced to the supplier, and the newest a pick returned.
+        let published = Arc::new(AtomicU16::new(0));
+        let newest_picked = Arc::new(AtomicU16::new(0));
         let pickers: Vec<_> = (0..3)
             .map(|_| {
                 let lb = lb.clone();
                 let stop = stop.clone();
+                let published = published.clone();
+                let newest_picked = newest_picked.clone();
                 std::thread::spawn(move || {
                     let headers = HeaderMap::new();
                     let (mut ok, mut none) = (0u64, 0u64);
-                    while !stop.load(Ordering::Relaxed) {
+                    while !stop.load(Ordering::SeqCst) {
+                        let floor = newest_picked.load(Ordering::SeqCst);
                         let req = ChooseRequest::new("svc", "k", &Method::GET, &headers);
-                        match lb.choose(&req) {
+                        let result = lb.choose(&req);
+                        let ceiling = published.load(Ordering::SeqCst);
+                        match result {
                             Ok(chosen) => {
                                 let port: u16 = chosen
                                     .base_url()
@@ -46,7 +77,18 @@ fn picks_stay_valid_while_snapshots_are_swapped() {
                                     .unwrap()
                                     .parse()
                                     .unwrap();
-                                assert!((1..=3).contains(&port), "{}", chosen.base_url());
+                                let g = generation_of(port);
+                                assert!(
+                                    generation(g).iter().any(|i| i.port() == port),
+                                    "{} is in no list",
+                                    chosen.base_url()
+                                );
+                                assert!(
+                                    (floor..=ceiling).contains(&g),
+                                    "{policy:?}: picked generation {g}, while generations \
+                                     {floor}..={ceiling} were current"
+                                );
+                                newest_picked.fetch_max(g, Ordering::SeqCst);
                                 let outcome = AttemptOutcome::Response(StatusCode::OK);
                                 assert!(chosen.is_observed());
                                 chosen.complete(&outcome, Duration::from_micros(5));
@@ -62,25 +104,39 @@ fn picks_stay_valid_while_snapshots_are_swapped() {
                 })
             })
             .collect();
-        for round in 0..2_000 {
-            match round % 4 {
-                0 => supplier.set("svc", list(&[1, 2, 3])),
-                1 => supplier.set("svc", list(&[2])),
-                2 => supplier.set("svc", list(&[])),
-                _ => supplier.set("svc", list(&[3, 1])),
-            }
-            if round % 100 == 0 {
+        for g in 1..ROUNDS {
+            // Announced before it is set: no list newer than `published` is ever current.
+            published.store(g, Ordering::SeqCst);
+            supplier.set("svc", generation(g));
+            if g % 100 == 0 {
                 std::thread::sleep(Duration::from_millis(1));
             }
         }
-        stop.store(true, Ordering::Relaxed);
+        stop.store(true, Ordering::SeqCst);
         let mut total = 0;
         for picker in pickers {
             let (ok, _none) = picker.join().expect("no picker panicked");
             total += ok;
         }
         assert!(total > 0, "{policy:?}");
-        supplier.set("svc", list(&[1, 2, 3]));
+        let last = ROUNDS - 1;
+        assert!(!generation(last).is_empty());
+        let chosen = lb
+            .choose(&ChooseRequest::new("svc", "k", &Method::GET, &headers))
+            .unwrap();
+        let port: u16 = chosen
+            .base_url()
+            .rsplit(':')
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap();
+        assert_eq!(
+            generation_of(port),
+            last,
+            "{policy:?}: the last list is picked"
+        );
+        chosen.complete(&AttemptOutcome::Response(StatusCode::OK), Duration::ZERO);
         let in_flight: u32 = lb.instance_states("svc").iter().map(|s| s.in_flight).sum();
         assert_eq!(in_flight, 0, "{policy:?}");
         assert_eq!(lb.counters("svc").unwrap().active, 0, "{policy:?}");

@@ -260,9 +260,31 @@ async fn an_admin_override_takes_the_instance_out_and_back() {
         },
     )
     .await;
-    // Re-registering UP does not beat the override.
+    // Re-registering UP does not beat the override. The local status is still UP (setting it
+    // again sends nothing), so go through DOWN (which the server shows despite the override)
+    // and back to UP, and look only once the UP registration has reached the server: its
+    // lastDirtyTimestamp moved past DOWN's.
+    let dirty = |url: String| async move {
+        server_app(&url, "RUST-OOS")
+            .await
+            .and_then(|a| a.instances[0].last_dirty_timestamp)
+    };
+    rust.set_status(InstanceStatus::Down);
+    eventually("DOWN re-registered", Duration::from_secs(20), || async {
+        server_app(&url, "RUST-OOS")
+            .await
+            .is_some_and(|a| a.instances[0].status == InstanceStatus::Down)
+    })
+    .await;
+    let down = dirty(url.clone()).await;
+    assert!(down.is_some(), "the server keeps a lastDirtyTimestamp");
     rust.set_status(InstanceStatus::Up);
-    tokio::time::sleep(Duration::from_secs(3)).await;
+    eventually(
+        "the UP re-registration reached the server",
+        Duration::from_secs(20),
+        || async { dirty(url.clone()).await > down },
+    )
+    .await;
     assert_eq!(
         server_app(&url, "RUST-OOS").await.unwrap().instances[0].status,
         InstanceStatus::OutOfService
