@@ -371,7 +371,7 @@ impl<C: FromCore> Builder<C> {
 fn fixed_target(url: &str) -> Result<Target, Error> {
     let invalid =
         |why: &str| Error::builder(format!("invalid url `{}`: {why}", crate::redact::url(url)));
-    let (base, authorization) = crate::pipeline::split_userinfo(url);
+    let (base, authorization) = crate::redact::split_basic_auth(url);
     let uri = http::Uri::try_from(&*base).map_err(|_| invalid("not a url"))?;
     if !matches!(uri.scheme_str(), Some("http" | "https")) {
         return Err(invalid("scheme must be http or https"));

@@ -103,6 +103,13 @@ pub fn split_userinfo(url: &str) -> (Cow<'_, str>, Option<Credentials>) {
     (stripped.into(), Some(credentials))
 }
 
+/// [`split_userinfo`] for a URL a request goes to: the URL without its userinfo, and the
+/// credentials as the sensitive Basic `Authorization` value they stand for.
+pub(crate) fn split_basic_auth(url: &str) -> (Cow<'_, str>, Option<HeaderValue>) {
+    let (url, credentials) = split_userinfo(url);
+    (url, credentials.and_then(|c| c.basic_authorization()))
+}
+
 /// Where a URL's userinfo is: `url[start..at]`, followed by the `@` at `at`.
 #[derive(Debug, Clone, Copy)]
 struct Userinfo {

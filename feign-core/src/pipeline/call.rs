@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use http::header::AUTHORIZATION;
-use http::{HeaderValue, StatusCode};
+use http::{HeaderName, HeaderValue, StatusCode};
 use tokio::time::Instant;
 
 use super::args::RequestArgs;
@@ -16,6 +16,9 @@ use crate::options::Options;
 use crate::resolve::{AttemptOutcome, ChooseRequest};
 use crate::retry::{RetryContext, RetryDecision};
 use crate::{log, CallInfo, Error, Response};
+
+/// A request carrying this header may be retried whatever its method.
+const IDEMPOTENCY_KEY: HeaderName = HeaderName::from_static("idempotency-key");
 
 /// Runs a call; `Ok(None)` is a 404 when `optional`. `observation` hears of its attempts.
 pub(super) async fn run(
@@ -100,7 +103,7 @@ impl Call<'_> {
         } else {
             call.idempotent
         };
-        call.with_idempotent(by_method || template.headers.contains_key("idempotency-key"))
+        call.with_idempotent(by_method || template.headers.contains_key(IDEMPOTENCY_KEY))
     }
 
     async fn attempts(&self, deadline: Option<Instant>) -> Result<Option<Response>, Error> {
@@ -191,7 +194,7 @@ impl Call<'_> {
                     Err(e) => return (Err(e), None),
                 };
                 tried.push(chosen.instance_id().clone());
-                let (base, authorization) = split_userinfo(chosen.base_url());
+                let (base, authorization) = crate::redact::split_basic_auth(chosen.base_url());
                 let url = join(&base, &template.path_and_query);
                 (url, authorization, AttemptGuard::new(Some(chosen)))
             }
@@ -308,10 +311,4 @@ fn join(base: &str, path_and_query: &str) -> String {
     url.push_str(base);
     url.push_str(path_and_query);
     url
-}
-
-/// Removes `user:password@` from a URL, turning it into a sensitive Basic `Authorization`.
-pub(crate) fn split_userinfo(url: &str) -> (std::borrow::Cow<'_, str>, Option<HeaderValue>) {
-    let (url, credentials) = crate::split_userinfo(url);
-    (url, credentials.and_then(|c| c.basic_authorization()))
 }

@@ -4,7 +4,6 @@ mod args;
 mod body;
 mod call;
 
-pub(crate) use call::split_userinfo;
 mod metrics;
 mod observe;
 mod span;
