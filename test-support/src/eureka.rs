@@ -25,6 +25,30 @@ use tokio::time::Instant;
 
 use crate::server::{Recorded, Recorder};
 
+/// The keys of an instance as Eureka writes them, in its order (a registry adds `actionType`).
+pub const INSTANCE_KEYS: [&str; 20] = [
+    "instanceId",
+    "hostName",
+    "app",
+    "ipAddr",
+    "status",
+    "overriddenStatus",
+    "port",
+    "securePort",
+    "countryId",
+    "dataCenterInfo",
+    "leaseInfo",
+    "metadata",
+    "homePageUrl",
+    "statusPageUrl",
+    "healthCheckUrl",
+    "vipAddress",
+    "secureVipAddress",
+    "isCoordinatingDiscoveryServer",
+    "lastUpdatedTimestamp",
+    "lastDirtyTimestamp",
+];
+
 /// How a [`FakeEureka`] answers.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub enum Mode {

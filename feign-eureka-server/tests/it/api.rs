@@ -4,6 +4,7 @@
 use std::io::Read;
 
 use crate::support::{call, get_json, http, instance, instances, register, start};
+use feign_test_support::eureka::INSTANCE_KEYS;
 use reqwest::Method;
 use serde_json::Value;
 
@@ -55,29 +56,8 @@ async fn a_registration_is_listed_with_eurekas_exact_field_set() {
             .map(String::as_str)
             .collect();
         keys.sort_unstable();
-        let mut expected = vec![
-            "instanceId",
-            "hostName",
-            "app",
-            "ipAddr",
-            "status",
-            "overriddenStatus",
-            "port",
-            "securePort",
-            "countryId",
-            "dataCenterInfo",
-            "leaseInfo",
-            "metadata",
-            "homePageUrl",
-            "statusPageUrl",
-            "healthCheckUrl",
-            "vipAddress",
-            "secureVipAddress",
-            "isCoordinatingDiscoveryServer",
-            "lastUpdatedTimestamp",
-            "lastDirtyTimestamp",
-            "actionType",
-        ];
+        let mut expected = INSTANCE_KEYS.to_vec();
+        expected.push("actionType");
         expected.sort_unstable();
         assert_eq!(keys, expected);
         assert_eq!(

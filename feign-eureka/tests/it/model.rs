@@ -4,6 +4,7 @@ use feign_eureka::model::{
     reconcile_hash, ActionType, Application, Applications, DataCenterInfo, InstanceInfo,
     InstanceStatus, LeaseInfo, PortInfo,
 };
+use feign_test_support::eureka::INSTANCE_KEYS;
 
 const FULL: &str = include_str!("../client_golden/full_registry.json");
 const EMPTY: &str = include_str!("../client_golden/empty_registry.json");
@@ -78,29 +79,7 @@ fn register_body_matches_the_protocol_example() {
     assert_eq!(written, expected);
     // Key order is Eureka's.
     let text = info.to_json();
-    let order = [
-        "instanceId",
-        "hostName",
-        "app",
-        "ipAddr",
-        "status",
-        "overriddenStatus",
-        "port",
-        "securePort",
-        "countryId",
-        "dataCenterInfo",
-        "leaseInfo",
-        "metadata",
-        "homePageUrl",
-        "statusPageUrl",
-        "healthCheckUrl",
-        "vipAddress",
-        "secureVipAddress",
-        "isCoordinatingDiscoveryServer",
-        "lastUpdatedTimestamp",
-        "lastDirtyTimestamp",
-    ];
-    let positions: Vec<usize> = order
+    let positions: Vec<usize> = INSTANCE_KEYS
         .iter()
         .map(|k| text.find(&format!("\"{k}\":")).unwrap())
         .collect();
