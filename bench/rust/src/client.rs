@@ -82,6 +82,8 @@ pub enum RawError {
     Http(reqwest::Error),
     /// The body was not an order.
     Json(serde_json::Error),
+    /// A middleware failed the call (reqwest-middleware stacks only).
+    Middleware(reqwest_middleware::Error),
 }
 
 impl From<reqwest::Error> for RawError {

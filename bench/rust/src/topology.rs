@@ -75,19 +75,37 @@ pub fn known_instances(client: &EurekaClient) -> usize {
         .map_or(0, |instances| instances.len())
 }
 
-/// The embedded registry with the servers on `ports` registered, and a discovery client that
-/// has seen all of them.
-#[derive(Debug)]
-pub struct Discovered {
-    registry: EurekaServer,
-    registrations: Vec<EurekaClient>,
-    client: EurekaClient,
+/// A balancer over the instances of [`SERVICE`] that `client` discovers, with default settings
+/// but `policy`.
+pub fn discovered_balancer(client: &EurekaClient, policy: Policy) -> LoadBalancer {
+    LoadBalancer::builder()
+        .supplier(client.supplier())
+        .policy(policy)
+        .build()
 }
 
-impl Discovered {
-    /// Starts the registry, registers every port and waits (at most 10 s) until the discovery
-    /// client lists them all.
-    pub async fn start(ports: &[u16]) -> SetupResult<Discovered> {
+/// Waits (at most 10 s) until `client` lists `count` instances of [`SERVICE`].
+pub async fn await_instances(client: &EurekaClient, count: usize) -> SetupResult<()> {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while known_instances(client) < count {
+        if Instant::now() > deadline {
+            return Err("the discovery client did not see every instance within 10 s".into());
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    Ok(())
+}
+
+/// The embedded registry with the servers on `ports` registered.
+#[derive(Debug)]
+pub struct Registered {
+    registry: EurekaServer,
+    registrations: Vec<EurekaClient>,
+}
+
+impl Registered {
+    /// Starts the registry and registers every port with it.
+    pub async fn start(ports: &[u16]) -> SetupResult<Registered> {
         let registry = EurekaServer::builder()
             .bind("127.0.0.1:0")
             .read_only_cache(false)
@@ -97,27 +115,15 @@ impl Discovered {
         for &port in ports {
             registrations.push(register(registry.url(), port).await?);
         }
-        let client = discovery_client(registry.url(), Duration::from_millis(500)).await?;
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while known_instances(&client) < ports.len() {
-            if Instant::now() > deadline {
-                return Err("the discovery client did not see every instance within 10 s".into());
-            }
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
-        Ok(Discovered {
+        Ok(Registered {
             registry,
             registrations,
-            client,
         })
     }
 
-    /// A balancer fed by the discovery client.
-    pub fn balancer(&self, policy: Policy) -> LoadBalancer {
-        LoadBalancer::builder()
-            .supplier(self.client.supplier())
-            .policy(policy)
-            .build()
+    /// The registry's base URL.
+    pub fn url(&self) -> &str {
+        self.registry.url()
     }
 
     /// Deregisters everything and stops the registry.
@@ -125,8 +131,37 @@ impl Discovered {
         for registration in &self.registrations {
             registration.shutdown().await;
         }
-        self.client.shutdown().await;
         self.registry.shutdown().await;
+    }
+}
+
+/// The embedded registry with the servers on `ports` registered, and a discovery client that
+/// has seen all of them.
+#[derive(Debug)]
+pub struct Discovered {
+    registered: Registered,
+    client: EurekaClient,
+}
+
+impl Discovered {
+    /// Starts the registry, registers every port and waits (at most 10 s) until the discovery
+    /// client lists them all.
+    pub async fn start(ports: &[u16]) -> SetupResult<Discovered> {
+        let registered = Registered::start(ports).await?;
+        let client = discovery_client(registered.url(), Duration::from_millis(500)).await?;
+        await_instances(&client, ports.len()).await?;
+        Ok(Discovered { registered, client })
+    }
+
+    /// A balancer fed by the discovery client.
+    pub fn balancer(&self, policy: Policy) -> LoadBalancer {
+        discovered_balancer(&self.client, policy)
+    }
+
+    /// Deregisters everything and stops the registry.
+    pub async fn shutdown(self) {
+        self.client.shutdown().await;
+        self.registered.shutdown().await;
     }
 }
 
