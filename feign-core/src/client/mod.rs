@@ -2,6 +2,7 @@
 
 mod reqwest_client;
 mod tower_client;
+mod url_cache;
 
 use std::time::Duration;
 

@@ -7,6 +7,7 @@ use async_trait::async_trait;
 use bytes::Bytes;
 use http_body_util::BodyExt;
 
+use super::url_cache::UrlCache;
 use super::{Client, ResponseBody, SendOptions};
 use crate::Error;
 
@@ -20,6 +21,7 @@ const MAX_REDIRECTS: usize = 5;
 pub struct ReqwestClient {
     clients: Arc<Mutex<Vec<(SendOptions, reqwest::Client)>>>,
     fixed: Option<reqwest::Client>,
+    urls: Arc<UrlCache>,
 }
 
 impl ReqwestClient {
@@ -28,6 +30,7 @@ impl ReqwestClient {
         ReqwestClient {
             clients: Arc::default(),
             fixed: None,
+            urls: Arc::default(),
         }
     }
 
@@ -37,10 +40,29 @@ impl ReqwestClient {
         ReqwestClient {
             clients: Arc::default(),
             fixed: Some(client),
+            urls: Arc::default(),
         }
     }
 
     /// Builds (once) the reqwest client for `options`.
+    /// What `reqwest::Request::try_from` makes of `request`, without parsing the origin again.
+    fn to_reqwest(&self, request: http::Request<Bytes>) -> Result<reqwest::Request, Error> {
+        if !request.extensions().is_empty() {
+            // reqwest's own conversion is the only one that keeps extensions.
+            return reqwest::Request::try_from(request).map_err(map_error);
+        }
+        let url = self
+            .urls
+            .url(request.uri())
+            .map_err(|e| Error::request("request could not be built").with_source(e))?;
+        let (parts, body) = request.into_parts();
+        let mut converted = reqwest::Request::new(parts.method, url);
+        *converted.headers_mut() = parts.headers;
+        *converted.version_mut() = parts.version;
+        *converted.body_mut() = Some(body.into());
+        Ok(converted)
+    }
+
     pub(crate) fn client_for(&self, options: &SendOptions) -> Result<reqwest::Client, Error> {
         if let Some(client) = &self.fixed {
             return Ok(client.clone());
@@ -142,7 +164,7 @@ impl Client for ReqwestClient {
         options: &SendOptions,
     ) -> Result<http::Response<ResponseBody>, Error> {
         let client = self.client_for(options)?;
-        let request = reqwest::Request::try_from(request).map_err(map_error)?;
+        let request = self.to_reqwest(request)?;
         let response = client.execute(request).await.map_err(map_error)?;
         let response: http::Response<reqwest::Body> = response.into();
         Ok(response.map(|body| {
