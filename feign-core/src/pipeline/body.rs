@@ -3,12 +3,15 @@
 use std::time::Duration;
 
 use bytes::{Bytes, BytesMut};
+use futures_util::FutureExt as _;
 use http::header::CONTENT_LENGTH;
 use http::HeaderMap;
+use http_body::Frame;
 use http_body_util::BodyExt;
+use tokio::time::error::Elapsed;
 
 use crate::client::ResponseBody;
-use crate::error::Kind;
+use crate::error::{BoxError, Kind};
 use crate::Error;
 
 /// What to do with a body over the limit.
@@ -47,7 +50,7 @@ pub(crate) async fn read(
     let mut rest = BytesMut::new();
     let mut total = 0usize;
     loop {
-        let frame = match tokio::time::timeout(read_timeout, body.frame()).await {
+        let frame = match next_frame(&mut body, read_timeout).await {
             Err(_) => {
                 return Err(Error::timeout(format!(
                     "response body stalled for {read_timeout:?}"
@@ -85,6 +88,18 @@ pub(crate) async fn read(
 }
 
 /// Keeps a single chunk without copying; copies once a second one arrives.
+/// The body's next frame, or `Err` when none came within `read_timeout`. A frame already
+/// buffered is taken without arming a timer, which most small bodies are.
+async fn next_frame(
+    body: &mut ResponseBody,
+    read_timeout: Duration,
+) -> Result<Option<Result<Frame<Bytes>, BoxError>>, Elapsed> {
+    if let Some(ready) = body.frame().now_or_never() {
+        return Ok(ready);
+    }
+    tokio::time::timeout(read_timeout, body.frame()).await
+}
+
 fn append(first: &mut Option<Bytes>, rest: &mut BytesMut, data: Bytes) {
     if data.is_empty() {
         return;
