@@ -5,11 +5,12 @@ use std::fmt::{self, Display, Write as _};
 use std::sync::Arc;
 
 use bytes::Bytes;
-use http::header::{HeaderName, HeaderValue, CONTENT_TYPE};
+use http::header::{HeaderName, HeaderValue};
 use http::HeaderMap;
 use serde::Serialize;
 
-use super::validate::{header_name, is_clean_header_value, is_forbidden_header};
+use super::headers::{insert_header, parse_header, static_headers};
+use super::observe::MethodState;
 use crate::codec::Encoder;
 use crate::escape;
 use crate::interceptor::RequestTemplate;
@@ -25,6 +26,7 @@ const INLINE_PATH_VARS: usize = 8;
 /// connection is made.
 pub struct RequestArgs {
     pub(super) meta: &'static MethodMeta,
+    pub(super) state: &'static MethodState,
     values: String,
     slots: [Option<(u32, u32)>; INLINE_PATH_VARS],
     extra_slots: Vec<(usize, (u32, u32))>,
@@ -36,14 +38,19 @@ pub struct RequestArgs {
 }
 
 impl RequestArgs {
-    pub(super) fn new(meta: &'static MethodMeta, encoder: Option<Arc<dyn Encoder>>) -> RequestArgs {
+    pub(super) fn new(
+        meta: &'static MethodMeta,
+        state: &'static MethodState,
+        encoder: Option<Arc<dyn Encoder>>,
+    ) -> RequestArgs {
         let mut args = RequestArgs {
             meta,
+            state,
             values: String::new(),
             slots: [None; INLINE_PATH_VARS],
             extra_slots: Vec::new(),
             query: String::new(),
-            headers: HeaderMap::new(),
+            headers: state.static_headers.clone().unwrap_or_default(),
             body: Bytes::new(),
             encoder,
             error: None,
@@ -54,8 +61,10 @@ impl RequestArgs {
             args.query.push('=');
             args.query.push_str(value);
         }
-        for (name, value) in meta.headers {
-            args.add_static_header(name, value);
+        if state.static_headers.is_none() {
+            if let Err(e) = static_headers(meta) {
+                args.fail(e);
+            }
         }
         args
     }
@@ -157,19 +166,8 @@ impl RequestArgs {
         }
     }
 
-    fn add_static_header(&mut self, name: &str, value: &'static str) {
-        match parse_header(name, Bytes::from_static(value.as_bytes())) {
-            Ok((name, value)) => self.insert_header(name, value),
-            Err(e) => self.fail(e),
-        }
-    }
-
     fn insert_header(&mut self, name: HeaderName, value: HeaderValue) {
-        if name == CONTENT_TYPE {
-            self.headers.insert(name, value);
-        } else {
-            self.headers.append(name, value);
-        }
+        insert_header(&mut self.headers, name, value);
     }
 
     /// Adds a header from a parameter; CR, LF, NUL, other control bytes and non-ASCII make
@@ -337,34 +335,6 @@ fn path_var_name(meta: &MethodMeta, index: usize) -> &'static str {
 }
 
 /// Parses and checks a header from a parameter or map.
-fn parse_header(name: &str, value: Bytes) -> Result<(HeaderName, HeaderValue), Error> {
-    let shown_name = || {
-        name.chars()
-            .filter(char::is_ascii_graphic)
-            .take(64)
-            .collect::<String>()
-    };
-    let Some(parsed) = header_name(name) else {
-        return Err(Error::request(format!(
-            "invalid header name `{}`",
-            shown_name()
-        )));
-    };
-    if is_forbidden_header(&parsed) {
-        return Err(Error::request(format!(
-            "header `{parsed}` cannot be set by a parameter"
-        )));
-    }
-    if !is_clean_header_value(&value) {
-        return Err(Error::request(format!(
-            "invalid value for header `{parsed}`: control or non-ASCII bytes"
-        )));
-    }
-    let value = HeaderValue::from_maybe_shared(value)
-        .map_err(|_| Error::request(format!("invalid value for header `{parsed}`")))?;
-    Ok((parsed, value))
-}
-
 /// A `#[header_map]` argument: anything that lists header names and values.
 pub trait HeaderMapArg {
     /// Calls `f` with every name and value.

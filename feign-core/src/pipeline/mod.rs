@@ -3,6 +3,7 @@
 mod args;
 mod body;
 mod call;
+mod headers;
 
 mod metrics;
 mod observe;
@@ -33,7 +34,8 @@ pub(crate) use validate::{header_name, is_clean_header_value, is_forbidden_heade
 /// subscriber wants the span.
 macro_rules! observed_run {
     ($core:expr, $args:expr, $optional:expr) => {{
-        let observation = observe::CallObservation::start($core.inner.client_meta, $args.meta);
+        let observation =
+            observe::CallObservation::start($core.inner.client_meta, $args.meta, $args.state);
         let result = if observation.span().is_disabled() {
             call::run(&$core.inner, $args, $optional, &observation).await
         } else {
@@ -103,7 +105,8 @@ impl Core {
 
     /// Starts the arguments of a call of `meta`.
     pub fn request(&self, meta: &'static MethodMeta) -> RequestArgs {
-        RequestArgs::new(meta, self.inner.encoder.clone())
+        let state = observe::method_state(self.inner.client_meta, meta);
+        RequestArgs::new(meta, state, self.inner.encoder.clone())
     }
 
     /// Expands the arguments into the request interceptors would see, without sending it

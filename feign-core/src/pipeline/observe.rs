@@ -4,10 +4,11 @@ use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::atomic::{AtomicU16, Ordering};
 use std::sync::OnceLock;
 
-use http::StatusCode;
+use http::{HeaderMap, StatusCode};
 use tokio::time::Instant;
 use tracing::Span;
 
+use super::headers::static_headers;
 use super::metrics::{Ending, MethodMetrics};
 use super::span::{self, RouteCallsite};
 use crate::cow_map::CopyOnWriteMap;
@@ -46,8 +47,12 @@ impl Drop for AttemptGuard {
     }
 }
 
-/// What is kept per client method for its spans and metrics, made on its first call.
-struct MethodTelemetry {
+/// What is kept per client method, made on its first call: its static headers, parsed once,
+/// and what its spans and metrics need.
+pub(crate) struct MethodState {
+    /// The method's `#[headers]`, or `None` when one is invalid: each call then parses them
+    /// again and fails with the error.
+    pub(crate) static_headers: Option<HeaderMap>,
     /// The route without its query, e.g. `GET /orders/{id}`: the span name.
     route: &'static str,
     /// The route's path template, e.g. `/orders/{id}`: `url.template`.
@@ -59,7 +64,7 @@ struct MethodTelemetry {
 type MethodKey = (usize, usize);
 
 /// Telemetry per (client, method) metadata pair; both are `static`s, so the map stays small.
-static METHODS: OnceLock<CopyOnWriteMap<MethodKey, &'static MethodTelemetry, AddressHash>> =
+static METHODS: OnceLock<CopyOnWriteMap<MethodKey, &'static MethodState, AddressHash>> =
     OnceLock::new();
 
 /// Hashes the addresses of two statics: a multiply and a rotate per word, as the map is only
@@ -89,7 +94,11 @@ impl Hasher for AddressHasher {
     }
 }
 
-fn telemetry(client: &'static ClientMeta, meta: &'static MethodMeta) -> &'static MethodTelemetry {
+/// The state of `meta` in `client`, made on first use.
+pub(crate) fn method_state(
+    client: &'static ClientMeta,
+    meta: &'static MethodMeta,
+) -> &'static MethodState {
     let key = (
         std::ptr::from_ref(client) as usize,
         std::ptr::from_ref(meta) as usize,
@@ -100,7 +109,8 @@ fn telemetry(client: &'static ClientMeta, meta: &'static MethodMeta) -> &'static
             // A literal query in the template is static, but it stays out of names and labels.
             let route = meta.route.split('?').next().unwrap_or(meta.route);
             let template = route.split_once(' ').map_or(route, |(_, path)| path);
-            Box::leak(Box::new(MethodTelemetry {
+            Box::leak(Box::new(MethodState {
+                static_headers: static_headers(meta).ok(),
                 route,
                 template,
                 callsite: OnceLock::new(),
@@ -113,7 +123,7 @@ fn telemetry(client: &'static ClientMeta, meta: &'static MethodMeta) -> &'static
 
 /// One call's span and metrics: opened before the interceptors run, finished with its result.
 pub(crate) struct CallObservation {
-    telemetry: &'static MethodTelemetry,
+    telemetry: &'static MethodState,
     method: &'static str,
     span: Span,
     started: Instant,
@@ -122,8 +132,11 @@ pub(crate) struct CallObservation {
 }
 
 impl CallObservation {
-    pub(crate) fn start(client: &'static ClientMeta, meta: &'static MethodMeta) -> Self {
-        let telemetry = telemetry(client, meta);
+    pub(crate) fn start(
+        client: &'static ClientMeta,
+        meta: &'static MethodMeta,
+        telemetry: &'static MethodState,
+    ) -> Self {
         let method = meta.method.as_str();
         let span = if span::maybe_enabled() {
             telemetry

@@ -6,6 +6,7 @@ use std::collections::HashMap;
 use axum::extract::{Path, RawQuery};
 use axum::routing::{any, get};
 use axum::Router;
+use feign_core::__private::{HttpMethod, MethodMeta, MethodOptions, PathPart};
 use feign_core::{interceptor_fn, BearerAuth, LogLevel, RequestTemplate, Retryer};
 use feign_test_support::{Captured, OrderClient, Server};
 
@@ -65,6 +66,40 @@ async fn a1_header_injection_is_rejected_before_sending() {
         server.recorded()[0].headers["x-trace"],
         "fine value\twith tab"
     );
+}
+
+/// Static `#[headers]` are checked at compile time, but metadata written by hand is not: an
+/// invalid one fails every call of its method, nothing is sent, and the method's valid
+/// headers are still sent by the methods that have them.
+#[tokio::test]
+async fn a1_an_invalid_static_header_fails_every_call_of_its_method() {
+    static BAD_HEADER: MethodMeta = MethodMeta {
+        key: "OrderService#bad",
+        name: "bad",
+        method: HttpMethod::Get,
+        route: "GET /orders",
+        path: &[PathPart::Literal("/orders")],
+        query: &[],
+        headers: &[
+            ("Accept", "application/json"),
+            ("X-Bad", "a\r\nX-Injected: 1"),
+        ],
+        idempotent: true,
+        options: MethodOptions::NONE,
+    };
+    let (server, client) = setup().await;
+    let core = client.core();
+    for _ in 0..2 {
+        let err = core
+            .execute(core.request(&BAD_HEADER))
+            .await
+            .expect_err("an invalid static header");
+        assert!(err.is_request(), "{err:?}");
+        assert!(err.to_string().contains("x-bad"), "{err}");
+    }
+    assert_eq!(server.connection_count(), 0);
+    client.header("X-Trace", "after").await.unwrap();
+    assert_eq!(server.recorded()[0].headers["accept"], "application/json");
 }
 
 /// A2: header-map keys that are not tokens, and framing headers, are errors; nothing is sent.
