@@ -1,7 +1,7 @@
 //! A map read on every call and written once per key, for per-method state.
 
 use std::collections::HashMap;
-use std::hash::{BuildHasher, Hash};
+use std::hash::{BuildHasher, BuildHasherDefault, Hash, Hasher};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use arc_swap::ArcSwap;
@@ -53,9 +53,69 @@ where
     }
 }
 
+/// A hasher for the small maps read on every call, keyed by what the program itself holds
+/// (addresses of statics, the origins it was configured with or discovered): a rotate, xor
+/// and multiply per word. SipHash's resistance to chosen collisions is not needed there, as
+/// the maps are small and bounded.
+pub(crate) type QuickHash = BuildHasherDefault<QuickHasher>;
+
+/// The hasher behind [`QuickHash`].
+#[derive(Default)]
+pub(crate) struct QuickHasher(u64);
+
+impl Hasher for QuickHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        let mut words = bytes.chunks_exact(8);
+        for word in &mut words {
+            let mut buf = [0_u8; 8];
+            buf.copy_from_slice(word);
+            self.write_u64(u64::from_le_bytes(buf));
+        }
+        let mut tail = [0_u8; 8];
+        let rest = words.remainder();
+        tail[..rest.len()].copy_from_slice(rest);
+        self.write_u64(u64::from_le_bytes(tail) ^ ((rest.len() as u64) << 56));
+    }
+
+    fn write_usize(&mut self, n: usize) {
+        self.write_u64(n as u64);
+    }
+
+    fn write_u64(&mut self, n: u64) {
+        self.0 = (self.0.rotate_left(5) ^ n).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn quick_hash_tells_apart_keys_that_differ_only_in_length_or_one_byte() {
+        let hash = |key: &[u8]| {
+            let mut hasher = QuickHasher::default();
+            hasher.write(key);
+            hasher.finish()
+        };
+        let keys: [&[u8]; 6] = [
+            b"",
+            b"a",
+            b"a\0",
+            b"127.0.0.1:8080",
+            b"127.0.0.1:8081",
+            b"127.0.0.1:80800",
+        ];
+        for (i, a) in keys.iter().enumerate() {
+            assert_eq!(hash(a), hash(a));
+            for b in &keys[i + 1..] {
+                assert_ne!(hash(a), hash(b), "{a:?} and {b:?}");
+            }
+        }
+    }
 
     #[test]
     fn makes_each_value_once() {

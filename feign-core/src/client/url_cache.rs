@@ -9,6 +9,8 @@ use std::sync::{Arc, Mutex, PoisonError};
 use arc_swap::ArcSwap;
 use url::Url;
 
+use crate::cow_map::QuickHash;
+
 /// Origins kept at most; past that, further origins are parsed whole on every request, so a
 /// client that calls ever-new hosts holds bounded memory.
 const MAX_ORIGINS: usize = 256;
@@ -16,7 +18,7 @@ const MAX_ORIGINS: usize = 256;
 /// Parsed base URLs by authority, read without a lock; an insert copies the map.
 #[derive(Default)]
 pub(super) struct UrlCache {
-    origins: ArcSwap<HashMap<Box<str>, Url>>,
+    origins: ArcSwap<HashMap<Box<str>, Url, QuickHash>>,
     inserting: Mutex<()>,
 }
 

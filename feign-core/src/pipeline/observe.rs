@@ -1,6 +1,5 @@
 //! Observing a call: one outcome per attempt for the balancer, and a span and metrics per call.
 
-use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::atomic::{AtomicU16, Ordering};
 use std::sync::OnceLock;
 
@@ -11,7 +10,7 @@ use tracing::Span;
 use super::headers::static_headers;
 use super::metrics::{Ending, MethodMetrics};
 use super::span::{self, RouteCallsite};
-use crate::cow_map::CopyOnWriteMap;
+use crate::cow_map::{CopyOnWriteMap, QuickHash};
 use crate::meta::{ClientMeta, MethodMeta};
 use crate::resolve::{AttemptOutcome, Chosen};
 use crate::{Error, Response};
@@ -64,35 +63,8 @@ pub(crate) struct MethodState {
 type MethodKey = (usize, usize);
 
 /// Telemetry per (client, method) metadata pair; both are `static`s, so the map stays small.
-static METHODS: OnceLock<CopyOnWriteMap<MethodKey, &'static MethodState, AddressHash>> =
+static METHODS: OnceLock<CopyOnWriteMap<MethodKey, &'static MethodState, QuickHash>> =
     OnceLock::new();
-
-/// Hashes the addresses of two statics: a multiply and a rotate per word, as the map is only
-/// ever keyed by addresses the program itself holds (SipHash's flooding resistance is not needed).
-type AddressHash = BuildHasherDefault<AddressHasher>;
-
-#[derive(Default)]
-struct AddressHasher(u64);
-
-impl Hasher for AddressHasher {
-    fn write(&mut self, bytes: &[u8]) {
-        for byte in bytes {
-            self.write_u64(u64::from(*byte));
-        }
-    }
-
-    fn write_usize(&mut self, n: usize) {
-        self.write_u64(n as u64);
-    }
-
-    fn write_u64(&mut self, n: u64) {
-        self.0 = (self.0.rotate_left(5) ^ n).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
-    }
-
-    fn finish(&self) -> u64 {
-        self.0
-    }
-}
 
 /// The state of `meta` in `client`, made on first use.
 pub(crate) fn method_state(
