@@ -12,7 +12,7 @@ use std::sync::Arc;
 use bytes::Bytes;
 
 use crate::__private::{ClientTrait, FromCore};
-use crate::client::{Client, ReqwestClient, SendOptions, TowerClient};
+use crate::client::{Client, ReqwestClient, SendOptions, TowerClient, Transport};
 use crate::codec::{Decoder, DefaultErrorDecoder, Encoder, ErrorDecoder};
 use crate::error::BoxError;
 use crate::interceptor::RequestInterceptor;
@@ -39,7 +39,7 @@ pub struct Builder<C> {
     decoder: Option<Arc<dyn Decoder>>,
     error_decoder: Option<Arc<dyn ErrorDecoder>>,
     retry: Option<Arc<dyn RetryPolicy>>,
-    client: Option<Arc<dyn Client>>,
+    client: Option<Transport>,
     resolver: Option<Arc<dyn Resolver>>,
     options: Options,
     log_level: LogLevel,
@@ -133,7 +133,7 @@ impl<C> Builder<C> {
 
     /// The transport. Default: [`ReqwestClient`] (rustls, redirects off).
     pub fn client(mut self, client: impl Client) -> Self {
-        self.client = Some(Arc::new(client));
+        self.client = Some(Transport::of(client));
         self
     }
 
@@ -335,7 +335,7 @@ impl<C: FromCore> Builder<C> {
                     connect_timeout: self.options.get_connect_timeout(),
                     follow_redirects: self.options.get_follow_redirects(),
                 })?;
-                Arc::new(client)
+                Transport::Reqwest(client)
             }
         };
         let mut interceptors = self.interceptors;

@@ -4,6 +4,8 @@ mod reqwest_client;
 mod tower_client;
 mod url_cache;
 
+use std::any::Any;
+use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -38,6 +40,38 @@ pub trait Client: Send + Sync + 'static {
         request: http::Request<Bytes>,
         options: &SendOptions,
     ) -> Result<http::Response<ResponseBody>, Error>;
+}
+
+/// The transport a built client calls: the built-in reqwest client directly, without boxing
+/// each attempt's future, or any other through its trait object.
+#[derive(Clone)]
+pub(crate) enum Transport {
+    /// The default transport, called as its concrete type.
+    Reqwest(ReqwestClient),
+    /// A transport the application chose.
+    Custom(Arc<dyn Client>),
+}
+
+impl Transport {
+    /// `client`, called directly when it is the built-in reqwest client.
+    pub(crate) fn of(client: impl Client) -> Transport {
+        match (&client as &dyn Any).downcast_ref::<ReqwestClient>() {
+            Some(reqwest) => Transport::Reqwest(reqwest.clone()),
+            None => Transport::Custom(Arc::new(client)),
+        }
+    }
+
+    /// Sends one attempt, as [`Client::send`].
+    pub(crate) async fn send(
+        &self,
+        request: http::Request<Bytes>,
+        options: &SendOptions,
+    ) -> Result<http::Response<ResponseBody>, Error> {
+        match self {
+            Transport::Reqwest(reqwest) => reqwest.execute(request, options).await,
+            Transport::Custom(client) => client.send(request, options).await,
+        }
+    }
 }
 
 /// Per-attempt transport settings a [`Client`] should honour.

@@ -156,9 +156,9 @@ fn map_error(e: reqwest::Error) -> Error {
     }
 }
 
-#[async_trait]
-impl Client for ReqwestClient {
-    async fn send(
+impl ReqwestClient {
+    /// What [`Client::send`] does, as a future of a known type (not boxed).
+    pub(crate) async fn execute(
         &self,
         request: http::Request<Bytes>,
         options: &SendOptions,
@@ -171,6 +171,17 @@ impl Client for ReqwestClient {
             body.map_err(|e| Box::new(e.without_url()) as crate::error::BoxError)
                 .boxed_unsync()
         }))
+    }
+}
+
+#[async_trait]
+impl Client for ReqwestClient {
+    async fn send(
+        &self,
+        request: http::Request<Bytes>,
+        options: &SendOptions,
+    ) -> Result<http::Response<ResponseBody>, Error> {
+        self.execute(request, options).await
     }
 }
 

@@ -16,7 +16,7 @@ use std::sync::Arc;
 use http::HeaderValue;
 use serde::de::DeserializeOwned;
 
-use crate::client::Client;
+use crate::client::Transport;
 use crate::codec::{Decoder, Encoder, ErrorDecoder};
 use crate::interceptor::RequestInterceptor;
 use crate::meta::{ClientMeta, MethodMeta};
@@ -87,7 +87,7 @@ pub(crate) struct CoreInner {
     pub(crate) decoder: Option<Arc<dyn Decoder>>,
     pub(crate) error_decoder: Arc<dyn ErrorDecoder>,
     pub(crate) retry: Arc<dyn RetryPolicy>,
-    pub(crate) client: Arc<dyn Client>,
+    pub(crate) client: Transport,
     pub(crate) options: Options,
     pub(crate) log_level: LogLevel,
     pub(crate) limits: Limits,
