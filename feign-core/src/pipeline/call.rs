@@ -112,7 +112,7 @@ impl Call<'_> {
         let call = self.info();
         inner.retry.on_call();
         let start = Instant::now();
-        let mut tried: Vec<Arc<str>> = Vec::new();
+        let mut tried = Tried::default();
         let mut same_instance: Option<Arc<str>> = None;
         let mut attempt = 1u32;
         loop {
@@ -168,7 +168,7 @@ impl Call<'_> {
         &self,
         call: CallInfo<'_>,
         attempt: u32,
-        tried: &mut Vec<Arc<str>>,
+        tried: &mut Tried,
         same_instance: Option<Arc<str>>,
     ) -> (Result<Response, Error>, Option<http::Uri>) {
         let template = self.template;
@@ -304,6 +304,41 @@ impl Call<'_> {
     }
 }
 
+/// The instances a call's attempts went to, in order. Most calls make one attempt, so the
+/// first is kept inline and only a retry allocates.
+#[derive(Default)]
+enum Tried {
+    #[default]
+    None,
+    One(Arc<str>),
+    Many(Vec<Arc<str>>),
+}
+
+impl Tried {
+    fn as_slice(&self) -> &[Arc<str>] {
+        match self {
+            Tried::None => &[],
+            Tried::One(only) => std::slice::from_ref(only),
+            Tried::Many(all) => all,
+        }
+    }
+
+    fn last(&self) -> Option<&Arc<str>> {
+        self.as_slice().last()
+    }
+
+    fn push(&mut self, instance: Arc<str>) {
+        *self = match std::mem::take(self) {
+            Tried::None => Tried::One(instance),
+            Tried::One(first) => Tried::Many(vec![first, instance]),
+            Tried::Many(mut all) => {
+                all.push(instance);
+                Tried::Many(all)
+            }
+        };
+    }
+}
+
 /// `base` without its trailing slash, then the path and query.
 fn join(base: &str, path_and_query: &str) -> String {
     let base = base.trim_end_matches('/');
@@ -311,4 +346,22 @@ fn join(base: &str, path_and_query: &str) -> String {
     url.push_str(base);
     url.push_str(path_and_query);
     url
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tried_instances_keep_their_order_through_the_inline_first() {
+        let mut tried = Tried::default();
+        assert!(tried.as_slice().is_empty() && tried.last().is_none());
+        for (count, id) in ["a", "b", "c"].into_iter().enumerate() {
+            tried.push(Arc::from(id));
+            assert_eq!(tried.as_slice().len(), count + 1);
+            assert_eq!(tried.last().map(|last| &**last), Some(id));
+        }
+        let ids: Vec<&str> = tried.as_slice().iter().map(|id| &**id).collect();
+        assert_eq!(ids, ["a", "b", "c"]);
+    }
 }
