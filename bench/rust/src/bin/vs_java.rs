@@ -215,6 +215,15 @@ async fn compare(args: &Args) -> SetupResult<()> {
                     reports[c_index].1.push(report);
                 }
             }
+            let (rust, java) = &reports[c_index];
+            if let (Some(r), Some(j)) = (rust.last(), java.last()) {
+                eprintln!(
+                    "  run {} c={concurrency:<3} ratios    req/s feign-rs ÷ Spring {:.2}×  peak RSS feign-rs ÷ Spring {:.3}",
+                    run + 1,
+                    r.rps / j.rps,
+                    r.peak_rss_kb / j.peak_rss_kb
+                );
+            }
         }
     }
 
