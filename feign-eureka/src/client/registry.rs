@@ -8,8 +8,8 @@ use feign_lb::{Instances, ServiceInstance};
 use rand::seq::SliceRandom;
 
 use crate::model::{
-    read_metadata, ActionType, Application, Applications, InstanceInfo, InstanceStatus,
-    InstanceView, ListedDocument, ListedInstance, StatusCounts,
+    read_metadata, read_port, ActionType, Application, Applications, InstanceInfo, InstanceStatus,
+    InstanceView, ListedDocument, ListedInstance, PortInfo, StatusCounts,
 };
 
 use super::routing::{to_service_instance, Addresses, RoutingPolicy};
@@ -75,7 +75,15 @@ impl Member {
 
     /// Whether this member was built from exactly this JSON text.
     fn is_built_from_text(&self, text: &str) -> bool {
-        matches!(&self.registration, Registration::Text(own) if **own == *text)
+        let Registration::Text(own) = &self.registration else {
+            return false;
+        };
+        // Eureka writes the timestamps a change moves last, so the end tells most changes
+        // apart without reading the whole of the older copy.
+        let tail = text.len().saturating_sub(64);
+        own.len() == text.len()
+            && own.as_bytes()[tail..] == text.as_bytes()[tail..]
+            && **own == *text
     }
 }
 
@@ -149,13 +157,17 @@ struct Building<'a, 'doc> {
     app: &'a str,
     service_id: &'a Arc<str>,
     policy: &'a RoutingPolicy,
-    metadata: &'a mut SharedMetadata<'doc>,
+    shared: &'a mut DocumentValues<'doc>,
     excluded: &'a mut Excluded,
 }
 
-/// Metadata maps by their JSON text, read once per document and shared by every routable
-/// instance that carries the same (instances of one service mostly do).
-type SharedMetadata<'doc> = HashMap<&'doc str, Arc<BTreeMap<String, String>>>;
+/// Values read once per document and shared, by their JSON text: instances of one service
+/// mostly carry the same metadata, and nearly all instances the same ports.
+#[derive(Default)]
+struct DocumentValues<'doc> {
+    metadata: HashMap<&'doc str, Arc<BTreeMap<String, String>>>,
+    ports: HashMap<&'doc str, Option<PortInfo>>,
+}
 
 impl<'doc> Building<'_, 'doc> {
     /// The routable instance for these addresses, or `None` (recorded in `excluded` when the
@@ -180,10 +192,24 @@ impl<'doc> Building<'_, 'doc> {
     /// The metadata map written as `text`, read at its first use in the document (one that
     /// cannot be read, which a validated document never has, reads as empty).
     fn shared_metadata(&mut self, text: &'doc str) -> Arc<BTreeMap<String, String>> {
-        self.metadata
+        self.shared
+            .metadata
             .entry(text)
             .or_insert_with(|| Arc::new(read_metadata(text).unwrap_or_default()))
             .clone()
+    }
+
+    /// The port written as `text` (`default` when absent or of no usable shape), read at its
+    /// first use in the document.
+    fn shared_port(&mut self, text: Option<&'doc str>, default: PortInfo) -> PortInfo {
+        let read = text.and_then(|text| {
+            *self
+                .shared
+                .ports
+                .entry(text)
+                .or_insert_with(|| read_port(text))
+        });
+        read.unwrap_or(default)
     }
 
     /// `vip_address` if it names a service other than the application (see [`Member`]).
@@ -251,8 +277,8 @@ impl<'doc> Building<'_, 'doc> {
         let addresses = Addresses {
             host_name: &view.host_name,
             ip_addr: &view.ip_addr,
-            port: view.port,
-            secure_port: view.secure_port,
+            port: self.shared_port(view.port, PortInfo::default_port()),
+            secure_port: self.shared_port(view.secure_port, PortInfo::default_secure_port()),
         };
         let parts = self.parts(
             view.id(),
@@ -322,7 +348,7 @@ impl Snapshot {
         let ListedDocument { listing, text } = document;
         let mut excluded = Excluded::new();
         let mut counts = StatusCounts::default();
-        let mut metadata = SharedMetadata::new();
+        let mut shared = DocumentValues::default();
         let mut assembled: HashMap<String, Assembly> =
             HashMap::with_capacity(listing.applications.len());
         for app in listing.applications {
@@ -342,7 +368,7 @@ impl Snapshot {
                 app: &assembly.name,
                 service_id: &assembly.service_id,
                 policy,
-                metadata: &mut metadata,
+                shared: &mut shared,
                 excluded: &mut excluded,
             };
             for instance in app.instances {
@@ -436,7 +462,7 @@ impl Snapshot {
                             app: &app_name,
                             service_id: &service_id,
                             policy,
-                            metadata: &mut SharedMetadata::new(),
+                            shared: &mut DocumentValues::default(),
                             excluded: &mut excluded,
                         };
                         match building.member_of_info(info) {

@@ -143,10 +143,10 @@ pub(crate) struct InstanceView<'a> {
     pub(crate) ip_addr: Cow<'a, str>,
     /// `status` (`UP` when absent).
     pub(crate) status: InstanceStatus,
-    /// `port`.
-    pub(crate) port: PortInfo,
-    /// `securePort`.
-    pub(crate) secure_port: PortInfo,
+    /// `port`'s JSON text (read with [`read_port`] when needed: not for an unchanged instance).
+    pub(crate) port: Option<&'a str>,
+    /// `securePort`'s JSON text.
+    pub(crate) secure_port: Option<&'a str>,
     /// `dataCenterInfo`, read only when the id depends on it (no usable `instanceId`).
     data_center: Option<Box<DataCenterInfo>>,
     /// `metadata`'s JSON text (read with [`read_metadata`]).
@@ -172,6 +172,12 @@ impl InstanceView<'_> {
 /// Reads a metadata object's JSON text as [`InstanceInfo::metadata`] is read.
 pub(crate) fn read_metadata(text: &str) -> Result<BTreeMap<String, String>, serde_json::Error> {
     serde_json::from_str::<LenientStringMap>(text).map(|m| m.0)
+}
+
+/// A `port` or `securePort` value's JSON text read as [`InstanceInfo`] reads it: `None` when it
+/// has no usable shape (the field then keeps its default).
+pub(crate) fn read_port(text: &str) -> Option<PortInfo> {
+    lenient::<LenientPort>(text).and_then(|p| p.0)
 }
 
 /// A string value's text when it holds no escapes (the common case, read without a parser).
@@ -211,8 +217,8 @@ impl<'de> Visitor<'de> for ViewVisitor {
             app: Cow::Borrowed(""),
             ip_addr: Cow::Borrowed(""),
             status: InstanceStatus::Up,
-            port: PortInfo::default_port(),
-            secure_port: PortInfo::default_secure_port(),
+            port: None,
+            secure_port: None,
             data_center: None,
             metadata: None,
             vip_address: None,
@@ -249,16 +255,8 @@ impl<'de> Visitor<'de> for ViewVisitor {
                         view.status = status;
                     }
                 }
-                InstanceField::Port => {
-                    if let Some(port) = lenient::<LenientPort>(value).and_then(|p| p.0) {
-                        view.port = port;
-                    }
-                }
-                InstanceField::SecurePort => {
-                    if let Some(port) = lenient::<LenientPort>(value).and_then(|p| p.0) {
-                        view.secure_port = port;
-                    }
-                }
+                InstanceField::Port => view.port = Some(value),
+                InstanceField::SecurePort => view.secure_port = Some(value),
                 InstanceField::DataCenterInfo => data_center = Some(value),
                 InstanceField::Metadata => view.metadata = Some(value),
                 InstanceField::VipAddress => view.vip_address = text_value(value),
@@ -309,8 +307,10 @@ mod tests {
             assert_eq!(view.app.to_ascii_uppercase(), info.app, "{text}");
             assert_eq!(view.ip_addr, info.ip_addr, "{text}");
             assert_eq!(view.status, info.status, "{text}");
-            assert_eq!(view.port, info.port, "{text}");
-            assert_eq!(view.secure_port, info.secure_port, "{text}");
+            let port = |text: Option<&str>, default| text.and_then(read_port).unwrap_or(default);
+            assert_eq!(port(view.port, PortInfo::default_port()), info.port);
+            let secure_port = port(view.secure_port, PortInfo::default_secure_port());
+            assert_eq!(secure_port, info.secure_port, "{text}");
             assert_eq!(
                 view.vip_address.as_deref(),
                 info.vip_address.as_deref(),
