@@ -39,6 +39,28 @@ impl ServiceInstance {
         instance
     }
 
+    /// An instance with all its parts given at once, each string allocated once: how a
+    /// registry of thousands of instances builds them ([`ServiceInstance::new`] and the `with_*`
+    /// setters rebuild what they change). `metadata` may be shared with other instances.
+    pub fn from_parts(
+        service_id: Arc<str>,
+        instance_id: Arc<str>,
+        host: &str,
+        port: u16,
+        secure: bool,
+        metadata: Arc<BTreeMap<String, String>>,
+    ) -> Self {
+        ServiceInstance {
+            base_url: base_url(host, port, secure),
+            service_id,
+            instance_id,
+            host: Arc::from(host),
+            port,
+            secure,
+            metadata,
+        }
+    }
+
     /// Sets the instance id (Eureka's `instanceId`).
     #[must_use]
     pub fn with_instance_id(mut self, instance_id: impl Into<Arc<str>>) -> Self {
@@ -63,8 +85,15 @@ impl ServiceInstance {
 
     /// Replaces the metadata map.
     #[must_use]
-    pub fn with_metadata_map(mut self, metadata: BTreeMap<String, String>) -> Self {
-        self.metadata = Arc::new(metadata);
+    pub fn with_metadata_map(self, metadata: BTreeMap<String, String>) -> Self {
+        self.with_shared_metadata(Arc::new(metadata))
+    }
+
+    /// Replaces the metadata map with one shared with other instances (a registry whose
+    /// instances carry the same metadata keeps a single copy of it).
+    #[must_use]
+    pub fn with_shared_metadata(mut self, metadata: Arc<BTreeMap<String, String>>) -> Self {
+        self.metadata = metadata;
         self
     }
 
@@ -114,12 +143,50 @@ impl ServiceInstance {
     }
 
     fn make_base_url(&self) -> Arc<str> {
-        let scheme = if self.secure { "https" } else { "http" };
-        if self.host.contains(':') && !self.host.starts_with('[') {
-            format!("{scheme}://[{}]:{}", self.host, self.port).into()
-        } else {
-            format!("{scheme}://{}:{}", self.host, self.port).into()
+        base_url(&self.host, self.port, self.secure)
+    }
+}
+
+/// `http://host:port` or `https://host:port`, an IPv6 host in brackets. Written piece by piece
+/// into a buffer on the stack when the host is short enough, which it nearly always is:
+/// registries build thousands of these at a time, and `format!` costs a temporary `String` (an
+/// allocation freed at once) and its formatting machinery per instance.
+fn base_url(host: &str, port: u16, secure: bool) -> Arc<str> {
+    let scheme = if secure { "https://" } else { "http://" };
+    let (open, close) = if host.contains(':') && !host.starts_with('[') {
+        ("[", "]")
+    } else {
+        ("", "")
+    };
+    let mut digits = [0u8; 5];
+    let mut start = digits.len();
+    let mut rest = port;
+    loop {
+        start -= 1;
+        digits[start] = b'0' + (rest % 10) as u8;
+        rest /= 10;
+        if rest == 0 {
+            break;
         }
+    }
+    let pieces = [scheme, open, host, close, ":"];
+    let mut buffer = [0u8; 128];
+    let mut len = 0;
+    for piece in pieces
+        .iter()
+        .map(|p| p.as_bytes())
+        .chain([&digits[start..]])
+    {
+        let Some(slot) = buffer.get_mut(len..len + piece.len()) else {
+            return format!("{scheme}{open}{host}{close}:{port}").into();
+        };
+        slot.copy_from_slice(piece);
+        len += piece.len();
+    }
+    // Only whole UTF-8 strings and ASCII digits were copied in, so this always reads.
+    match std::str::from_utf8(&buffer[..len]) {
+        Ok(url) => Arc::from(url),
+        Err(_) => format!("{scheme}{open}{host}{close}:{port}").into(),
     }
 }
 

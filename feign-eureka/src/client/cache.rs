@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use feign_lb::Instances;
 
-use crate::model::Applications;
+use crate::model::{Applications, ListedDocument};
 
 use super::registry::Snapshot;
 use super::routing::RoutingPolicy;
@@ -51,7 +51,10 @@ impl RegistryCache {
     /// Replaces the registry with a full listing read from `{"applications":{...}}`. On error
     /// the previous registry stays.
     pub fn replace_from_json(&self, json: &[u8]) -> Result<(), serde_json::Error> {
-        self.replace(Applications::from_json(json)?);
+        let document = ListedDocument::read(json)?;
+        let current = self.shared.snapshot();
+        let (snapshot, _) = Snapshot::from_listing(document, &current, &self.shared.policy);
+        self.shared.publish(snapshot);
         Ok(())
     }
 

@@ -9,7 +9,7 @@ use http::Method;
 use tokio::sync::watch;
 use tokio::time::{sleep_until, Instant};
 
-use crate::model::Applications;
+use crate::model::{Applications, ListedDocument};
 
 use super::backoff::Backoff;
 use super::error::{Chain, FetchError};
@@ -142,11 +142,11 @@ impl Discovery {
         let answer = transport
             .execute(Call::FetchFull, Method::GET, "apps/", &[], None, None)
             .await?;
-        let apps = Applications::from_json(&answer.body).map_err(FetchError::Unreadable)?;
-        if apps.skipped > 0 {
-            tracing::warn!(target: "feign_eureka", skipped = apps.skipped, "unreadable applications skipped");
+        let document = ListedDocument::read(&answer.body).map_err(FetchError::Unreadable)?;
+        if document.listing.skipped > 0 {
+            tracing::warn!(target: "feign_eureka", skipped = document.listing.skipped, "unreadable applications skipped");
         }
-        let (next, excluded) = Snapshot::from_full(apps, current, &self.shared.policy);
+        let (next, excluded) = Snapshot::from_listing(document, current, &self.shared.policy);
         Self::report_excluded(&excluded);
         if self.config.drop_guard && current.fetched {
             if let Some(app) = suspicious_drop(current, &next) {

@@ -8,47 +8,82 @@ use feign_lb::{Instances, ServiceInstance};
 use rand::seq::SliceRandom;
 
 use crate::model::{
-    ActionType, Application, Applications, InstanceInfo, InstanceStatus, StatusCounts,
+    read_metadata, read_port, ActionType, Application, Applications, InstanceInfo, InstanceStatus,
+    InstanceView, ListedDocument, ListedInstance, PortInfo, StatusCounts,
 };
 
-use super::routing::{to_service_instance, RoutingPolicy};
+use super::routing::{to_service_instance, Addresses, RoutingPolicy};
+
+/// Where a member's full registration is kept.
+#[derive(Clone, Debug)]
+enum Registration {
+    /// The instance's JSON text from a full listing: one allocation instead of one per field,
+    /// compared as it is at the next full fetch, and read in full only when asked for.
+    Text(Arc<str>),
+    /// A registration read in full (deltas, listings given as model types). When the member is
+    /// routable its metadata lives in `routable` only (moved, not copied).
+    Info(Arc<InstanceInfo>),
+}
 
 /// One registered instance and, if it may receive traffic, how to reach it.
-///
-/// When the instance is routable its metadata lives in `routable` only (moved, not copied:
-/// a registry holds tens of thousands of these); [`Member::to_info`] puts it back.
 #[derive(Clone, Debug)]
 struct Member {
-    info: Arc<InstanceInfo>,
+    status: InstanceStatus,
+    registration: Registration,
     routable: Option<ServiceInstance>,
+    /// The `vipAddress` of a routable member that names other services than its application
+    /// (the only ones VIP lookups need).
+    vip_address: Option<Arc<str>>,
 }
 
 impl Member {
     fn status(&self) -> InstanceStatus {
-        self.info.status
+        self.status
     }
 
-    /// The registration as it was read, metadata included.
-    fn to_info(&self) -> InstanceInfo {
-        let mut info = (*self.info).clone();
-        if let Some(routable) = &self.routable {
-            info.metadata = routable.metadata().clone();
+    /// The registration as it was read, metadata included (`None` only if a kept text no longer
+    /// reads, which cannot happen: it was read when the member was built).
+    fn to_info(&self) -> Option<InstanceInfo> {
+        match &self.registration {
+            Registration::Text(text) => serde_json::from_str(text).ok(),
+            Registration::Info(info) => {
+                let mut info = (**info).clone();
+                if let Some(routable) = &self.routable {
+                    info.metadata = routable.metadata().clone();
+                }
+                Some(info)
+            }
         }
-        info
     }
 
     /// Whether this member was built from a registration equal to `info` (and so can be kept
     /// as it is). `info` is handed back unchanged.
     fn is_built_from(&self, info: &mut InstanceInfo) -> bool {
+        let Registration::Info(own) = &self.registration else {
+            return false;
+        };
         match &self.routable {
-            None => *self.info == *info,
+            None => **own == *info,
             Some(routable) => {
                 let metadata = std::mem::take(&mut info.metadata);
-                let same = *self.info == *info && metadata == *routable.metadata();
+                let same = **own == *info && metadata == *routable.metadata();
                 info.metadata = metadata;
                 same
             }
         }
+    }
+
+    /// Whether this member was built from exactly this JSON text.
+    fn is_built_from_text(&self, text: &str) -> bool {
+        let Registration::Text(own) = &self.registration else {
+            return false;
+        };
+        // Eureka writes the timestamps a change moves last, so the end tells most changes
+        // apart without reading the whole of the older copy.
+        let tail = text.len().saturating_sub(64);
+        own.len() == text.len()
+            && own.as_bytes()[tail..] == text.as_bytes()[tail..]
+            && **own == *text
     }
 }
 
@@ -79,7 +114,7 @@ impl AppEntry {
         routable.shuffle(&mut rand::rng());
         let mut foreign_vips: Vec<String> = Vec::new();
         for member in members.values().filter(|m| m.routable.is_some()) {
-            for vip in member.info.vip_address.iter().flat_map(|v| v.split(',')) {
+            for vip in member.vip_address.iter().flat_map(|v| v.split(',')) {
                 let vip = vip.trim();
                 if vip.is_empty() || vip.eq_ignore_ascii_case(&name) {
                     continue;
@@ -116,34 +151,165 @@ pub(crate) struct Snapshot {
     pub(crate) fetched: bool,
 }
 
-/// A member for `info`, or `None` (recorded in `excluded`) when it has no id or app.
-fn member(
-    mut info: InstanceInfo,
-    service_id: &Arc<str>,
-    policy: &RoutingPolicy,
-    excluded: &mut Excluded,
-) -> Option<(Arc<str>, Member)> {
-    if info.id().is_empty() || info.app.is_empty() {
-        excluded.push((info.id().to_owned(), "no instance id or app"));
-        return None;
-    }
-    let id: Arc<str> = Arc::from(info.id());
-    let routable = match to_service_instance(&info, &id, service_id, policy) {
-        Ok(Some(instance)) if info.metadata.is_empty() => Some(instance),
-        Ok(Some(instance)) => Some(instance.with_metadata_map(std::mem::take(&mut info.metadata))),
-        Ok(None) => None,
-        Err(reason) => {
-            excluded.push((id.to_string(), reason));
-            None
+/// What a new member is built in: its application and the metadata maps read so far.
+struct Building<'a, 'doc> {
+    /// Upper-case application name.
+    app: &'a str,
+    service_id: &'a Arc<str>,
+    policy: &'a RoutingPolicy,
+    shared: &'a mut DocumentValues<'doc>,
+    excluded: &'a mut Excluded,
+}
+
+/// Values read once per document and shared, by their JSON text: instances of one service
+/// mostly carry the same metadata, and nearly all instances the same ports.
+#[derive(Default)]
+struct DocumentValues<'doc> {
+    metadata: HashMap<&'doc str, Arc<BTreeMap<String, String>>>,
+    ports: HashMap<&'doc str, Option<PortInfo>>,
+}
+
+impl<'doc> Building<'_, 'doc> {
+    /// The routable instance for these addresses, or `None` (recorded in `excluded` when the
+    /// registration is unusable). `metadata` is called only for a routable instance.
+    fn routable(
+        &mut self,
+        id: &Arc<str>,
+        addresses: &Addresses<'_>,
+        status: InstanceStatus,
+        metadata: impl FnOnce(&mut Self) -> Arc<BTreeMap<String, String>>,
+    ) -> Option<ServiceInstance> {
+        let (service_id, policy) = (self.service_id, self.policy);
+        match to_service_instance(addresses, status, id, service_id, policy, || metadata(self)) {
+            Ok(routable) => routable,
+            Err(reason) => {
+                self.excluded.push((id.to_string(), reason));
+                None
+            }
         }
-    };
-    Some((
-        id,
-        Member {
-            info: Arc::new(info),
+    }
+
+    /// The metadata map written as `text`, read at its first use in the document (one that
+    /// cannot be read, which a validated document never has, reads as empty).
+    fn shared_metadata(&mut self, text: &'doc str) -> Arc<BTreeMap<String, String>> {
+        self.shared
+            .metadata
+            .entry(text)
+            .or_insert_with(|| Arc::new(read_metadata(text).unwrap_or_default()))
+            .clone()
+    }
+
+    /// The port written as `text` (`default` when absent or of no usable shape), read at its
+    /// first use in the document.
+    fn shared_port(&mut self, text: Option<&'doc str>, default: PortInfo) -> PortInfo {
+        let read = text.and_then(|text| {
+            *self
+                .shared
+                .ports
+                .entry(text)
+                .or_insert_with(|| read_port(text))
+        });
+        read.unwrap_or(default)
+    }
+
+    /// `vip_address` if it names a service other than the application (see [`Member`]).
+    fn foreign_vips(&self, vip_address: Option<&str>) -> Option<Arc<str>> {
+        let vips = vip_address?;
+        vips.split(',')
+            .map(str::trim)
+            .any(|vip| !vip.is_empty() && !vip.eq_ignore_ascii_case(self.app))
+            .then(|| Arc::from(vips))
+    }
+
+    /// What every member has, whatever its registration is kept as: its id, and if it may
+    /// receive traffic its routable instance and foreign VIPs; `None` (recorded in `excluded`)
+    /// when it has no id or app.
+    fn parts(
+        &mut self,
+        id: &str,
+        app: &str,
+        addresses: &Addresses<'_>,
+        status: InstanceStatus,
+        vip_address: Option<&str>,
+        metadata: impl FnOnce(&mut Self) -> Arc<BTreeMap<String, String>>,
+    ) -> Option<Parts> {
+        if id.is_empty() || app.is_empty() {
+            self.excluded.push((id.to_owned(), "no instance id or app"));
+            return None;
+        }
+        let id: Arc<str> = Arc::from(id);
+        let routable = self.routable(&id, addresses, status, metadata);
+        let vip_address = match routable {
+            Some(_) => self.foreign_vips(vip_address),
+            None => None,
+        };
+        Some(Parts {
+            id,
             routable,
-        },
-    ))
+            vip_address,
+        })
+    }
+
+    /// A member for `info`, or `None` (recorded in `excluded`) when it has no id or app.
+    fn member_of_info(&mut self, mut info: InstanceInfo) -> Option<(Arc<str>, Member)> {
+        let mut metadata = Some(std::mem::take(&mut info.metadata));
+        let parts = self.parts(
+            info.id(),
+            &info.app,
+            &Addresses::from(&info),
+            info.status,
+            info.vip_address.as_deref(),
+            |_| Arc::new(metadata.take().unwrap_or_default()),
+        )?;
+        if let Some(metadata) = metadata {
+            info.metadata = metadata; // not routable: the registration keeps it
+        }
+        Some(parts.member(info.status, Registration::Info(Arc::new(info))))
+    }
+
+    /// A member for an instance's JSON text and its view, or `None` (recorded in `excluded`)
+    /// when it has no id or app.
+    fn member_of_text(
+        &mut self,
+        text: &str,
+        view: &InstanceView<'doc>,
+    ) -> Option<(Arc<str>, Member)> {
+        let addresses = Addresses {
+            host_name: &view.host_name,
+            ip_addr: &view.ip_addr,
+            port: self.shared_port(view.port, PortInfo::default_port()),
+            secure_port: self.shared_port(view.secure_port, PortInfo::default_secure_port()),
+        };
+        let parts = self.parts(
+            view.id(),
+            &view.app,
+            &addresses,
+            view.status,
+            view.vip_address.as_deref(),
+            |building| building.shared_metadata(view.metadata.unwrap_or("{}")),
+        )?;
+        Some(parts.member(view.status, Registration::Text(Arc::from(text))))
+    }
+}
+
+/// What every member has, whatever its registration is kept as (see [`Building::parts`]).
+struct Parts {
+    id: Arc<str>,
+    routable: Option<ServiceInstance>,
+    vip_address: Option<Arc<str>>,
+}
+
+impl Parts {
+    /// The member with this status and registration, by its id.
+    fn member(self, status: InstanceStatus, registration: Registration) -> (Arc<str>, Member) {
+        let member = Member {
+            status,
+            registration,
+            routable: self.routable,
+            vip_address: self.vip_address,
+        };
+        (self.id, member)
+    }
 }
 
 /// A delta's changes to one application, by instance id: the new member, or `None` to remove.
@@ -151,6 +317,8 @@ type Changes = BTreeMap<String, Option<(Arc<str>, Member)>>;
 
 /// An application being assembled from a full listing.
 struct Assembly {
+    /// Upper-case name.
+    name: String,
     service_id: Arc<str>,
     members: Members,
     /// Members taken over unchanged from the previous snapshot's entry.
@@ -158,24 +326,37 @@ struct Assembly {
 }
 
 impl Snapshot {
-    /// A snapshot of a full registry listing. Instances equal to those of `previous` are taken
-    /// over as they are (no new routable instance is built), and an application whose instances
-    /// are all unchanged keeps its entry, shuffled order included; so a periodic full fetch of
-    /// a mostly unchanged registry costs little more than parsing it.
+    /// A snapshot of a full registry listing given as model types (see [`Snapshot::from_listing`]).
     pub(crate) fn from_full(
         apps: Applications,
         previous: &Snapshot,
         policy: &RoutingPolicy,
     ) -> (Snapshot, Excluded) {
+        Snapshot::from_listing(ListedDocument::from_model(apps), previous, policy)
+    }
+
+    /// A snapshot of a full registry listing. Instances equal to those of `previous` are taken
+    /// over as they are (no new routable instance is built; an instance kept as its JSON text
+    /// is compared as text), and an application whose instances are all unchanged keeps its
+    /// entry, shuffled order included; so a periodic full fetch of a mostly unchanged registry
+    /// costs little more than reading it.
+    pub(crate) fn from_listing(
+        document: ListedDocument<'_>,
+        previous: &Snapshot,
+        policy: &RoutingPolicy,
+    ) -> (Snapshot, Excluded) {
+        let ListedDocument { listing, text } = document;
         let mut excluded = Excluded::new();
         let mut counts = StatusCounts::default();
+        let mut shared = DocumentValues::default();
         let mut assembled: HashMap<String, Assembly> =
-            HashMap::with_capacity(apps.applications.len());
-        for app in apps.applications {
+            HashMap::with_capacity(listing.applications.len());
+        for app in listing.applications {
             let mut name = app.name;
             name.make_ascii_uppercase();
             let old = previous.apps.get(&name);
             let assembly = assembled.entry(name).or_insert_with_key(|name| Assembly {
+                name: name.clone(),
                 service_id: old.map_or_else(
                     || Arc::from(name.to_ascii_lowercase()),
                     |e| e.service_id.clone(),
@@ -183,19 +364,43 @@ impl Snapshot {
                 members: Members::new(),
                 kept: 0,
             });
-            for mut info in app.instances {
-                let unchanged = old
-                    .and_then(|e| e.members.get_key_value(info.id()))
-                    .filter(|(_, m)| m.is_built_from(&mut info));
-                let (id, m) = match unchanged {
-                    Some((id, m)) => {
+            let mut building = Building {
+                app: &assembly.name,
+                service_id: &assembly.service_id,
+                policy,
+                shared: &mut shared,
+                excluded: &mut excluded,
+            };
+            for instance in app.instances {
+                let previous_member = |id: &str| old.and_then(|e| e.members.get_key_value(id));
+                let (unchanged, built) = match instance {
+                    ListedInstance::Listed(view) => match text.of(&view) {
+                        Some(text) => match previous_member(view.id())
+                            .filter(|(_, m)| m.is_built_from_text(text))
+                        {
+                            Some(unchanged) => (Some(unchanged), None),
+                            None => (None, building.member_of_text(text, &view)),
+                        },
+                        None => {
+                            let id = view.id().to_owned();
+                            building.excluded.push((id, "instance text not found"));
+                            continue;
+                        }
+                    },
+                    ListedInstance::Read(mut info) => match previous_member(info.id())
+                        .filter(|(_, m)| m.is_built_from(&mut info))
+                    {
+                        Some(unchanged) => (Some(unchanged), None),
+                        None => (None, building.member_of_info(*info)),
+                    },
+                };
+                let (id, m) = match (unchanged, built) {
+                    (Some((id, m)), _) => {
                         assembly.kept += 1;
                         (id.clone(), m.clone())
                     }
-                    None => match member(info, &assembly.service_id, policy, &mut excluded) {
-                        Some(built) => built,
-                        None => continue,
-                    },
+                    (None, Some(built)) => built,
+                    (None, None) => continue,
                 };
                 counts.add(m.status());
                 if let Some(replaced) = assembly.members.insert(id, m) {
@@ -220,7 +425,7 @@ impl Snapshot {
             apps: apps_map,
             vips: HashMap::new(),
             counts,
-            delta_version: apps.versions_delta,
+            delta_version: listing.versions_delta,
             fetched: true,
         };
         snapshot.reindex_vips();
@@ -253,7 +458,14 @@ impl Snapshot {
                             Some(entry) => entry.service_id.clone(),
                             None => Arc::from(app_name.to_ascii_lowercase()),
                         };
-                        match member(info, &service_id, policy, &mut excluded) {
+                        let mut building = Building {
+                            app: &app_name,
+                            service_id: &service_id,
+                            policy,
+                            shared: &mut DocumentValues::default(),
+                            excluded: &mut excluded,
+                        };
+                        match building.member_of_info(info) {
                             Some(built) => Some(built),
                             None => continue,
                         }
@@ -305,7 +517,7 @@ impl Snapshot {
                 let Some(instance) = &member.routable else {
                     continue;
                 };
-                for vip in member.info.vip_address.iter().flat_map(|v| v.split(',')) {
+                for vip in member.vip_address.iter().flat_map(|v| v.split(',')) {
                     let vip = vip.trim().to_ascii_uppercase();
                     if entry.foreign_vips.contains(&vip) {
                         vips.entry(vip).or_default().push(instance.clone());
@@ -371,7 +583,10 @@ impl Snapshot {
         let mut apps: Vec<Application> = self
             .apps
             .values()
-            .map(|e| Application::new(&e.name, e.members.values().map(Member::to_info).collect()))
+            .map(|e| {
+                let instances = e.members.values().filter_map(Member::to_info).collect();
+                Application::new(&e.name, instances)
+            })
             .collect();
         apps.sort_by(|a, b| a.name.cmp(&b.name));
         let mut listing = Applications::new(apps);
@@ -447,7 +662,10 @@ mod tests {
         let (changed, _) = Snapshot::from_full(listing(Down), &same, &p);
         assert!(!Arc::ptr_eq(&same.apps["ORDERS"], &changed.apps["ORDERS"]));
         assert!(Arc::ptr_eq(&same.apps["BILLING"], &changed.apps["BILLING"]));
-        let kept = |s: &Snapshot| s.apps["ORDERS"].members["orders-1"].info.clone();
+        let kept = |s: &Snapshot| match &s.apps["ORDERS"].members["orders-1"].registration {
+            Registration::Info(info) => info.clone(),
+            Registration::Text(text) => panic!("a listing given as model types kept {text}"),
+        };
         assert!(
             Arc::ptr_eq(&kept(&same), &kept(&changed)),
             "orders-1 is taken over"
@@ -462,6 +680,57 @@ mod tests {
         let mut listed = changed.to_applications();
         listed.versions_delta = expected.versions_delta;
         assert_eq!(listed, expected);
+    }
+
+    /// A full fetch read from JSON keeps each instance's text: an unchanged one is taken over,
+    /// a changed one rebuilt, and the listing read back equals the model's reading.
+    #[test]
+    fn a_fetched_listing_is_kept_as_text_and_reads_back_in_full() {
+        use InstanceStatus::*;
+        let p = RoutingPolicy::default();
+        let listing = |orders_2: InstanceStatus| {
+            let mut with_zone = inst("orders", 1, Up, None);
+            with_zone.metadata.insert("zone".into(), "zone-a".into());
+            with_zone.vip_address = Some("orders,shop".into());
+            let mut apps = Applications::new(vec![
+                Application::new("orders", vec![with_zone, inst("orders", 2, orders_2, None)]),
+                Application::new("billing", vec![inst("billing", 3, Up, None)]),
+            ]);
+            apps.applications.sort_by(|a, b| a.name.cmp(&b.name));
+            apps.to_json()
+        };
+        let read = |json: &str, previous: &Snapshot| {
+            let document = ListedDocument::read(json.as_bytes()).unwrap();
+            Snapshot::from_listing(document, previous, &p).0
+        };
+        let first = read(&listing(Up), &Snapshot::default());
+        let same = read(&listing(Up), &first);
+        assert!(Arc::ptr_eq(&first.apps["ORDERS"], &same.apps["ORDERS"]));
+        let changed = read(&listing(Down), &same);
+        assert!(!Arc::ptr_eq(&same.apps["ORDERS"], &changed.apps["ORDERS"]));
+        assert!(Arc::ptr_eq(&same.apps["BILLING"], &changed.apps["BILLING"]));
+        let text = |s: &Snapshot, id: &str| match &s.apps["ORDERS"].members[id].registration {
+            Registration::Text(text) => text.clone(),
+            Registration::Info(_) => panic!("a fetched listing kept as model types"),
+        };
+        assert!(Arc::ptr_eq(
+            &text(&same, "orders-1"),
+            &text(&changed, "orders-1")
+        ));
+        assert!(!Arc::ptr_eq(
+            &text(&same, "orders-2"),
+            &text(&changed, "orders-2")
+        ));
+        assert_eq!(changed.hash_code(), "DOWN_1_UP_2_");
+        assert_eq!(changed.lookup("orders").unwrap()[0].zone(), Some("zone-a"));
+        assert_eq!(changed.lookup("SHOP").unwrap().len(), 1);
+
+        let mut listed = changed.to_applications();
+        listed.versions_delta = 1;
+        assert_eq!(
+            listed,
+            Applications::from_json(listing(Down).as_bytes()).unwrap()
+        );
     }
 
     #[test]

@@ -8,12 +8,13 @@
 //! non-zero port, and a host name made of DNS characters only (no `/`, `@`, whitespace or
 //! control bytes).
 
+use std::collections::BTreeMap;
 use std::net::IpAddr;
 use std::sync::Arc;
 
 use feign_lb::ServiceInstance;
 
-use crate::model::{InstanceInfo, InstanceStatus};
+use crate::model::{InstanceInfo, InstanceStatus, PortInfo};
 
 /// Routing rules applied to every registered instance.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -87,53 +88,77 @@ fn check_host(host: &str, policy: &RoutingPolicy) -> Result<(), Refusal> {
     Ok(())
 }
 
+/// The registered addresses of an instance, as routing checks them.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Addresses<'a> {
+    pub(crate) host_name: &'a str,
+    pub(crate) ip_addr: &'a str,
+    pub(crate) port: PortInfo,
+    pub(crate) secure_port: PortInfo,
+}
+
+impl<'a> From<&'a InstanceInfo> for Addresses<'a> {
+    fn from(info: &'a InstanceInfo) -> Self {
+        Addresses {
+            host_name: &info.host_name,
+            ip_addr: &info.ip_addr,
+            port: info.port,
+            secure_port: info.secure_port,
+        }
+    }
+}
+
 /// Checks an instance's addresses; `Ok` with `(host, port, secure)` to route to.
 pub(crate) fn check_addresses<'a>(
-    info: &'a InstanceInfo,
+    addresses: &Addresses<'a>,
     policy: &RoutingPolicy,
 ) -> Result<(&'a str, u16, bool), Refusal> {
-    check_host(&info.host_name, policy)?;
-    if info.ip_addr.is_empty() {
+    check_host(addresses.host_name, policy)?;
+    if addresses.ip_addr.is_empty() {
         return Err("missing ipAddr");
     }
-    match info.ip_addr.parse::<IpAddr>() {
+    match addresses.ip_addr.parse::<IpAddr>() {
         Ok(ip) => check_ip(ip, policy)?,
         Err(_) => return Err("ipAddr is not an IP address"),
     }
-    let (port, secure) = if info.secure_port.enabled {
-        (info.secure_port.port, true)
-    } else if info.port.enabled {
-        (info.port.port, false)
+    let (port, secure) = if addresses.secure_port.enabled {
+        (addresses.secure_port.port, true)
+    } else if addresses.port.enabled {
+        (addresses.port.port, false)
     } else {
         return Err("no enabled port");
     };
     if port == 0 {
         return Err("port 0 or out of range");
     }
-    Ok((&info.host_name, port, secure))
+    Ok((addresses.host_name, port, secure))
 }
 
-/// The `ServiceInstance` for `info` if it may receive traffic, without metadata (the caller
-/// moves it in): `Ok(None)` when only its status keeps it out, `Err` when its registration is
-/// unusable.
+/// The `ServiceInstance` for an instance with these addresses and status if it may receive
+/// traffic: `Ok(None)` when only its status keeps it out, `Err` when its registration is
+/// unusable. `metadata` is called only for a routable instance.
 ///
-/// `id` is `info.id()` and `service_id` the lower-case application name, both shared.
+/// `id` is the instance id and `service_id` the lower-case application name, both shared.
 pub(crate) fn to_service_instance(
-    info: &InstanceInfo,
+    addresses: &Addresses<'_>,
+    status: InstanceStatus,
     id: &Arc<str>,
     service_id: &Arc<str>,
     policy: &RoutingPolicy,
+    metadata: impl FnOnce() -> Arc<BTreeMap<String, String>>,
 ) -> Result<Option<ServiceInstance>, Refusal> {
-    let (host, port, secure) = check_addresses(info, policy)?;
-    if policy.only_up && info.status != InstanceStatus::Up {
+    let (host, port, secure) = check_addresses(addresses, policy)?;
+    if policy.only_up && status != InstanceStatus::Up {
         return Ok(None);
     }
-    let mut instance =
-        ServiceInstance::new(service_id.clone(), host, port).with_instance_id(id.clone());
-    if secure {
-        instance = instance.with_secure(true);
-    }
-    Ok(Some(instance))
+    Ok(Some(ServiceInstance::from_parts(
+        service_id.clone(),
+        id.clone(),
+        host,
+        port,
+        secure,
+        metadata(),
+    )))
 }
 
 #[cfg(test)]
@@ -149,7 +174,10 @@ mod tests {
         service_id: &Arc<str>,
         policy: &RoutingPolicy,
     ) -> Result<Option<ServiceInstance>, Refusal> {
-        super::to_service_instance(info, &Arc::from(info.id()), service_id, policy)
+        let id = Arc::from(info.id());
+        super::to_service_instance(&info.into(), info.status, &id, service_id, policy, || {
+            Arc::new(info.metadata.clone())
+        })
     }
 
     fn instance(host: &str, ip: &str, port: u16) -> InstanceInfo {

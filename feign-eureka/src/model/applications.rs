@@ -1,6 +1,7 @@
 //! `Application` and `Applications` (the registry and its deltas), and the reconcile hash.
 
 use std::fmt;
+use std::marker::PhantomData;
 
 use serde::de::{self, Deserializer, IgnoredAny, Visitor};
 use serde::ser::SerializeMap;
@@ -58,17 +59,31 @@ impl Serialize for Application {
 
 field_names!(ApplicationField { Name = "name", Instance = "instance" });
 
-struct ApplicationVisitor;
+/// An application read with instances of type `T`: the model's [`InstanceInfo`], or a reader's
+/// own instance type (the client keeps each instance's text to read it only when it changed).
+pub(crate) struct AppListing<T> {
+    /// The application name, upper-case.
+    pub(crate) name: String,
+    pub(crate) instances: Vec<T>,
+    /// How many `instance` elements were unreadable and left out.
+    pub(crate) skipped: usize,
+}
 
-impl<'de> Visitor<'de> for ApplicationVisitor {
-    type Value = Option<Application>;
+struct ApplicationVisitor<T>(PhantomData<T>);
+
+impl<'de, T: LenientElement<'de>> Visitor<'de> for ApplicationVisitor<T> {
+    type Value = Option<AppListing<T>>;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("an application object")
     }
 
     fn visit_map<A: de::MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-        let mut app = Application::default();
+        let mut app = AppListing {
+            name: String::new(),
+            instances: Vec::new(),
+            skipped: 0,
+        };
         while let Some(key) = map.next_key::<ApplicationField>()? {
             match key {
                 ApplicationField::Name => {
@@ -77,7 +92,7 @@ impl<'de> Visitor<'de> for ApplicationVisitor {
                     app.name = name;
                 }
                 ApplicationField::Instance => {
-                    let list = map.next_value::<OneOrMany<InstanceInfo>>()?;
+                    let list = map.next_value::<OneOrMany<T>>()?;
                     app.instances = list.items;
                     app.skipped = list.skipped;
                 }
@@ -92,15 +107,31 @@ impl<'de> Visitor<'de> for ApplicationVisitor {
     none_unless_map!();
 }
 
+impl<'de, T: LenientElement<'de>> LenientElement<'de> for AppListing<T> {
+    fn deserialize_lenient<D: Deserializer<'de>>(d: D) -> Result<Option<Self>, D::Error> {
+        d.deserialize_any(ApplicationVisitor(PhantomData))
+    }
+}
+
+impl From<AppListing<InstanceInfo>> for Application {
+    fn from(app: AppListing<InstanceInfo>) -> Self {
+        Application {
+            name: app.name,
+            instances: app.instances,
+            skipped: app.skipped,
+        }
+    }
+}
+
 impl<'de> LenientElement<'de> for Application {
     fn deserialize_lenient<D: Deserializer<'de>>(d: D) -> Result<Option<Self>, D::Error> {
-        d.deserialize_any(ApplicationVisitor)
+        Ok(AppListing::<InstanceInfo>::deserialize_lenient(d)?.map(Application::from))
     }
 }
 
 impl<'de> Deserialize<'de> for Application {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        d.deserialize_any(ApplicationVisitor)?
+        Application::deserialize_lenient(d)?
             .ok_or_else(|| de::Error::custom("expected an application object"))
     }
 }
@@ -177,13 +208,7 @@ impl Applications {
 
     /// Reads `{"applications":{...}}`.
     pub fn from_json(json: &[u8]) -> Result<Applications, serde_json::Error> {
-        // Checking UTF-8 once up front is cheaper than checking every string on its own;
-        // invalid UTF-8 goes through the byte reader for its precise error.
-        let envelope = match std::str::from_utf8(json) {
-            Ok(text) => serde_json::from_str::<ApplicationsEnvelope>(text),
-            Err(_) => serde_json::from_slice::<ApplicationsEnvelope>(json),
-        };
-        envelope.map(|e| e.applications)
+        read_listing::<InstanceInfo>(json).map(Applications::from)
     }
 
     /// Writes `{"applications":{...}}`.
@@ -262,18 +287,29 @@ field_names!(ApplicationsField {
     Application = "application",
 });
 
-impl<'de> Deserialize<'de> for Applications {
+/// A listing read with instances of type `T` (see [`AppListing`]); the fields of
+/// [`Applications`].
+pub(crate) struct Listing<T> {
+    pub(crate) versions_delta: i64,
+    pub(crate) apps_hashcode: String,
+    pub(crate) applications: Vec<AppListing<T>>,
+    pub(crate) skipped: usize,
+}
+
+impl<'de, T: LenientElement<'de>> Deserialize<'de> for Listing<T> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = Option<Applications>;
+        struct V<T>(PhantomData<T>);
+        impl<'de, T: LenientElement<'de>> Visitor<'de> for V<T> {
+            type Value = Option<Listing<T>>;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an applications object")
             }
             fn visit_map<A: de::MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-                let mut apps = Applications {
+                let mut apps = Listing {
                     versions_delta: -1,
-                    ..Applications::default()
+                    apps_hashcode: String::new(),
+                    applications: Vec::new(),
+                    skipped: 0,
                 };
                 while let Some(key) = map.next_key::<ApplicationsField>()? {
                     match key {
@@ -285,7 +321,7 @@ impl<'de> Deserialize<'de> for Applications {
                                 map.next_value::<LenientString>()?.0.unwrap_or_default();
                         }
                         ApplicationsField::Application => {
-                            let list = map.next_value::<OneOrMany<Application>>()?;
+                            let list = map.next_value::<OneOrMany<AppListing<T>>>()?;
                             apps.applications = list.items;
                             apps.skipped = list.skipped;
                         }
@@ -298,9 +334,52 @@ impl<'de> Deserialize<'de> for Applications {
             }
             none_unless_map!();
         }
-        d.deserialize_any(V)?
+        d.deserialize_any(V(PhantomData))?
             .ok_or_else(|| de::Error::custom("expected an applications object"))
     }
+}
+
+impl<'de> Deserialize<'de> for Applications {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        Listing::<InstanceInfo>::deserialize(d).map(Applications::from)
+    }
+}
+
+impl From<Listing<InstanceInfo>> for Applications {
+    fn from(listing: Listing<InstanceInfo>) -> Self {
+        Applications {
+            versions_delta: listing.versions_delta,
+            apps_hashcode: listing.apps_hashcode,
+            applications: listing
+                .applications
+                .into_iter()
+                .map(Application::from)
+                .collect(),
+            skipped: listing.skipped,
+        }
+    }
+}
+
+/// `{"applications":{...}}` read with instances of type `T`.
+#[derive(Deserialize)]
+#[serde(bound(deserialize = "Listing<T>: Deserialize<'de>"))]
+pub(super) struct ListingEnvelope<T> {
+    pub(super) applications: Listing<T>,
+}
+
+/// Reads `{"applications":{...}}` with instances of type `T`, borrowing from `json` where `T`
+/// does.
+pub(crate) fn read_listing<'de, T>(json: &'de [u8]) -> Result<Listing<T>, serde_json::Error>
+where
+    Listing<T>: Deserialize<'de>,
+{
+    // Checking UTF-8 once up front is cheaper than checking every string on its own;
+    // invalid UTF-8 goes through the byte reader for its precise error.
+    let envelope = match std::str::from_utf8(json) {
+        Ok(text) => serde_json::from_str::<ListingEnvelope<T>>(text),
+        Err(_) => serde_json::from_slice::<ListingEnvelope<T>>(json),
+    };
+    envelope.map(|e| e.applications)
 }
 
 /// `{"application":{...}}`: the root wrapper of `GET apps/{APP}`.

@@ -145,17 +145,11 @@ impl InstanceInfo {
     /// The instance id as Eureka computes it (`InstanceInfo.getId()`): `instanceId` when
     /// non-empty, else an Amazon data center's `instance-id`, else `hostName`.
     pub fn id(&self) -> &str {
-        if let Some(id) = self.instance_id.as_deref().filter(|id| !id.is_empty()) {
-            return id;
-        }
-        if let Some(dc) = &self.data_center_info {
-            if dc.is_amazon() {
-                if let Some(id) = dc.metadata.get("instance-id").filter(|id| !id.is_empty()) {
-                    return id;
-                }
-            }
-        }
-        &self.host_name
+        eureka_id(
+            self.instance_id.as_deref(),
+            self.data_center_info.as_ref(),
+            &self.host_name,
+        )
     }
 
     /// Reads `{"instance":{...}}` (the root wrapper is required, as in Eureka).
@@ -172,6 +166,23 @@ impl InstanceInfo {
         // Serializing this type cannot fail: every map key is a string.
         serde_json::to_string(&Wrapper { instance: self }).unwrap_or_default()
     }
+}
+
+/// Eureka's `InstanceInfo.getId()` from its parts (see [`InstanceInfo::id`]).
+pub(crate) fn eureka_id<'a>(
+    instance_id: Option<&'a str>,
+    data_center: Option<&'a DataCenterInfo>,
+    host_name: &'a str,
+) -> &'a str {
+    if let Some(id) = instance_id.filter(|id| !id.is_empty()) {
+        return id;
+    }
+    if let Some(dc) = data_center.filter(|dc| dc.is_amazon()) {
+        if let Some(id) = dc.metadata.get("instance-id").filter(|id| !id.is_empty()) {
+            return id;
+        }
+    }
+    host_name
 }
 
 /// `{"instance":{...}}`: the root wrapper of a single instance (register bodies, `GET
@@ -246,7 +257,7 @@ impl Serialize for InstanceInfo {
     }
 }
 
-field_names!(InstanceField {
+field_names!(pub(super) InstanceField {
     InstanceId = "instanceId",
     HostName = "hostName",
     App = "app",
@@ -281,7 +292,8 @@ fn upper_case(mut s: String) -> String {
     s
 }
 
-struct StatusValue(Option<InstanceStatus>);
+/// A status read leniently (`None` for null, see [`LenientStatus`]).
+pub(super) struct StatusValue(pub(super) Option<InstanceStatus>);
 
 impl<'de> Deserialize<'de> for StatusValue {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
@@ -383,6 +395,10 @@ impl<'de> Visitor<'de> for InstanceVisitor {
 impl<'de> LenientElement<'de> for InstanceInfo {
     fn deserialize_lenient<D: Deserializer<'de>>(d: D) -> Result<Option<Self>, D::Error> {
         d.deserialize_any(InstanceVisitor)
+    }
+
+    fn from_single_map<A: de::MapAccess<'de>>(map: A) -> Result<Option<Self>, A::Error> {
+        InstanceVisitor.visit_map(map)
     }
 }
 

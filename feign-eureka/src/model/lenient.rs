@@ -5,6 +5,7 @@
 //! Every reader here accepts any JSON value; a value of the wrong shape reads as `None` (its
 //! children are skipped), so only malformed JSON fails a parse.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::fmt;
 use std::marker::PhantomData;
@@ -46,33 +47,45 @@ pub(crate) struct LenientString(pub(crate) Option<String>);
 
 impl<'de> Deserialize<'de> for LenientString {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        LenientText::deserialize(d).map(|t| LenientString(t.0.map(Cow::into_owned)))
+    }
+}
+
+/// [`LenientString`] borrowed from the document when it holds no escapes (no allocation).
+pub(crate) struct LenientText<'de>(pub(crate) Option<Cow<'de, str>>);
+
+impl<'de> Deserialize<'de> for LenientText<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         struct V;
         impl<'de> Visitor<'de> for V {
-            type Value = Option<String>;
+            type Value = Option<Cow<'de, str>>;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("a string")
             }
+            fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Self::Value, E> {
+                Ok(Some(Cow::Borrowed(v)))
+            }
             fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
-                Ok(Some(v.to_owned()))
+                Ok(Some(Cow::Owned(v.to_owned())))
             }
             fn visit_string<E: de::Error>(self, v: String) -> Result<Self::Value, E> {
-                Ok(Some(v))
+                Ok(Some(Cow::Owned(v)))
             }
             fn visit_bool<E: de::Error>(self, v: bool) -> Result<Self::Value, E> {
-                Ok(Some(v.to_string()))
+                Ok(Some(Cow::Owned(v.to_string())))
             }
             fn visit_i64<E: de::Error>(self, v: i64) -> Result<Self::Value, E> {
-                Ok(Some(v.to_string()))
+                Ok(Some(Cow::Owned(v.to_string())))
             }
             fn visit_u64<E: de::Error>(self, v: u64) -> Result<Self::Value, E> {
-                Ok(Some(v.to_string()))
+                Ok(Some(Cow::Owned(v.to_string())))
             }
             fn visit_f64<E: de::Error>(self, v: f64) -> Result<Self::Value, E> {
-                Ok(Some(v.to_string()))
+                Ok(Some(Cow::Owned(v.to_string())))
             }
             none_for_containers_and_null!();
         }
-        d.deserialize_any(V).map(LenientString)
+        d.deserialize_any(V).map(LenientText)
     }
 }
 
@@ -248,6 +261,11 @@ pub(crate) struct OneOrMany<T> {
 pub(crate) trait LenientElement<'de>: Sized {
     /// Reads one element; the wrong shape reads as `None`, malformed JSON is an error.
     fn deserialize_lenient<D: Deserializer<'de>>(d: D) -> Result<Option<Self>, D::Error>;
+
+    /// Reads a single element given as an object where a list was expected.
+    fn from_single_map<A: de::MapAccess<'de>>(map: A) -> Result<Option<Self>, A::Error> {
+        Self::deserialize_lenient(de::value::MapAccessDeserializer::new(map))
+    }
 }
 
 struct Element<T>(Option<T>);
@@ -278,7 +296,7 @@ impl<'de, T: LenientElement<'de>> Deserialize<'de> for OneOrMany<T> {
                 Ok(OneOrMany { items, skipped })
             }
             fn visit_map<A: de::MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
-                let one = T::deserialize_lenient(de::value::MapAccessDeserializer::new(map))?;
+                let one = T::from_single_map(map)?;
                 let skipped = usize::from(one.is_none());
                 Ok(OneOrMany {
                     items: one.into_iter().collect(),
@@ -371,11 +389,21 @@ pub(crate) use none_unless_map;
 /// Declares a field-name enum read without allocating: known wire names map to variants,
 /// anything else to `Other` (whose value the caller skips).
 macro_rules! field_names {
-    ($name:ident { $($variant:ident = $wire:literal),* $(,)? }) => {
+    ($vis:vis $name:ident { $($variant:ident = $wire:literal),* $(,)? }) => {
         #[derive(Clone, Copy)]
-        enum $name {
+        $vis enum $name {
             $($variant,)*
             Other,
+        }
+
+        impl $name {
+            /// The field a key names (`Other` for any key not listed).
+            $vis fn from_wire(key: &str) -> $name {
+                match key {
+                    $($wire => $name::$variant,)*
+                    _ => $name::Other,
+                }
+            }
         }
 
         impl<'de> serde::Deserialize<'de> for $name {
@@ -387,10 +415,7 @@ macro_rules! field_names {
                         f.write_str("a field name")
                     }
                     fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<$name, E> {
-                        Ok(match v {
-                            $($wire => $name::$variant,)*
-                            _ => $name::Other,
-                        })
+                        Ok($name::from_wire(v))
                     }
                 }
                 d.deserialize_identifier(V)

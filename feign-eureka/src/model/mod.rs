@@ -29,6 +29,7 @@ mod datacenter;
 mod instance;
 mod lease;
 mod lenient;
+mod listed;
 mod metadata;
 mod port;
 mod status;
@@ -42,6 +43,7 @@ pub use datacenter::{
 };
 pub use instance::{InstanceEnvelope, InstanceInfo};
 pub use lease::LeaseInfo;
+pub(crate) use listed::{read_metadata, read_port, InstanceView, ListedDocument, ListedInstance};
 pub use metadata::EMPTY_METADATA_CLASS;
 pub use port::PortInfo;
 pub use status::{ActionType, InstanceStatus, ParseStatusError};

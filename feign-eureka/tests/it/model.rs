@@ -241,6 +241,7 @@ mod fuzz {
     use std::sync::atomic::{AtomicU32, Ordering};
 
     use feign_eureka::model::{Applications, InstanceInfo};
+    use feign_eureka::RegistryCache;
     use proptest::prelude::*;
     use proptest::test_runner::TestRunner;
 
@@ -294,6 +295,52 @@ mod fuzz {
         fn any_bytes_parse_or_error_without_panicking(bytes in prop::collection::vec(any::<u8>(), 0..256)) {
             let _ = Applications::from_json(&bytes);
             let _ = InstanceInfo::from_json(&bytes);
+            let _ = RegistryCache::new().replace_from_json(&bytes);
+        }
+
+        /// The registry cache reads a fetched document in its own way (only what routing
+        /// needs, keeping each instance's text); it must agree with the model on every
+        /// document, also on instances whose keys the generator mixed into a routable one.
+        #[test]
+        fn the_cache_reads_a_document_as_the_model_does(value in json_value()) {
+            let mut routable = serde_json::json!({"instanceId": "i-1", "hostName": "10.0.0.1",
+                "app": "x", "ipAddr": "10.0.0.1", "port": {"$": 8080, "@enabled": "true"}});
+            if let (Some(base), Some(extra)) = (routable.as_object_mut(), value.as_object()) {
+                base.extend(extra.clone());
+            }
+            let document = serde_json::json!({"applications": {"application": [
+                {"name": "x", "instance": [value, routable]},
+                {"name": "y", "instance": value},
+            ]}})
+            .to_string();
+            let from_json = RegistryCache::new();
+            let read = from_json.replace_from_json(document.as_bytes());
+            let from_model = RegistryCache::new();
+            match Applications::from_json(document.as_bytes()) {
+                Ok(apps) => {
+                    prop_assert!(read.is_ok(), "{read:?}");
+                    from_model.replace(apps);
+                    prop_assert_eq!(from_json.instance_count(), from_model.instance_count());
+                    prop_assert_eq!(from_json.hash_code(), from_model.hash_code());
+                    for service in ["x", "y"] {
+                        let urls = |cache: &RegistryCache| {
+                            let mut urls: Vec<String> = cache
+                                .instances(service)
+                                .unwrap_or_default()
+                                .iter()
+                                .map(|i| format!("{} {} {:?}", i.instance_id(), i.base_url(), i.metadata()))
+                                .collect();
+                            urls.sort();
+                            urls
+                        };
+                        prop_assert_eq!(urls(&from_json), urls(&from_model));
+                    }
+                    // A second read of the same document takes every instance over unchanged.
+                    from_json.replace_from_json(document.as_bytes()).expect("read again");
+                    prop_assert_eq!(from_json.hash_code(), from_model.hash_code());
+                }
+                Err(_) => prop_assert!(read.is_err()),
+            }
         }
 
     }
