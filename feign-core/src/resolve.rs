@@ -8,6 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use http::{HeaderMap, Method, StatusCode};
+use tokio::time::Instant;
 
 use crate::{CallInfo, Error};
 
@@ -96,6 +97,12 @@ impl CallObserver for Parts {
             observer.on_complete(outcome, elapsed);
         }
     }
+
+    fn on_complete_at(&self, outcome: &AttemptOutcome<'_>, elapsed: Duration, ended: Instant) {
+        if let Some(observer) = &self.observer {
+            observer.on_complete_at(outcome, elapsed, ended);
+        }
+    }
 }
 
 impl InstanceHandle for Parts {
@@ -158,6 +165,13 @@ impl Chosen {
     pub fn complete(self, outcome: &AttemptOutcome<'_>, elapsed: Duration) {
         self.handle.on_complete(outcome, elapsed);
     }
+
+    /// [`Chosen::complete`] with the instant the attempt ended, as the caller read it to
+    /// measure `elapsed`: an observer that keeps time takes it from here rather than reading
+    /// the clock a second time. The pipeline completes its attempts this way.
+    pub fn complete_at(self, outcome: &AttemptOutcome<'_>, elapsed: Duration, ended: Instant) {
+        self.handle.on_complete_at(outcome, elapsed, ended);
+    }
 }
 
 impl std::fmt::Debug for Chosen {
@@ -195,6 +209,14 @@ pub trait InstanceHandle: CallObserver {
 pub trait CallObserver: Send + Sync + 'static {
     /// Called once when the attempt ends.
     fn on_complete(&self, outcome: &AttemptOutcome<'_>, elapsed: Duration);
+
+    /// Called once when the attempt ends, instead of [`CallObserver::on_complete`], by a caller
+    /// that read the clock when it ended (`ended`, on tokio's clock): an observer that stamps
+    /// what it learns overrides it to reuse that reading. Forwards to `on_complete` by default.
+    fn on_complete_at(&self, outcome: &AttemptOutcome<'_>, elapsed: Duration, ended: Instant) {
+        let _ = ended;
+        self.on_complete(outcome, elapsed);
+    }
 }
 
 /// How one attempt ended, as a [`CallObserver`] sees it.
@@ -272,6 +294,19 @@ mod tests {
         chosen.complete(&AttemptOutcome::Discarded, Duration::ZERO);
         assert_eq!(handle.completed.load(Ordering::Relaxed), 0);
         assert_eq!(other.completed.load(Ordering::Relaxed), 1);
+    }
+
+    #[test]
+    fn completing_with_the_end_instant_reaches_the_same_observers() {
+        let (handle, other) = (instance(), instance());
+        let outcome = AttemptOutcome::Discarded;
+        Chosen::from_handle(handle.clone()).complete_at(&outcome, Duration::ZERO, Instant::now());
+        Chosen::from_handle(handle.clone())
+            .with_observer(other.clone())
+            .complete_at(&outcome, Duration::ZERO, Instant::now());
+        assert_eq!(handle.completed.load(Ordering::Relaxed), 1);
+        assert_eq!(other.completed.load(Ordering::Relaxed), 1);
+        assert_eq!(Arc::strong_count(&handle), 1);
     }
 
     #[test]

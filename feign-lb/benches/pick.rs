@@ -1,13 +1,17 @@
 //! Cost of one pick plus its completion report for every policy at 10 to 10,000 instances
-//! (`pick/*`), and of the pick alone, the `Resolver::choose` a call makes (`choose/*`). Next to
-//! them, the floor of any pick that counts attempts in flight on a shared instance: cloning and
-//! dropping one shared reference (`floor/arc_clone_drop`), measured in the same run so that a
-//! slow or noisy machine shows as a slow floor.
+//! (`pick/*`), and of the pick alone, the `Resolver::choose` a call makes (`choose/*`). The
+//! report is made as the pipeline makes it, with the instant the attempt ended, which the
+//! pipeline reads anyway to time the attempt; `pick_self_timed/*` reports without it, so the
+//! balancer reads the clock itself where it needs the time (Peak-EWMA). Next to them, the floor
+//! of any pick that counts attempts in flight on a shared instance: cloning and dropping one
+//! shared reference (`floor/arc_clone_drop`), measured in the same run so that a slow or noisy
+//! machine shows as a slow floor.
 //!
 //! Run with `cargo bench -p feign-lb --bench pick`.
 
 #![allow(missing_docs)] // `criterion_group!` generates an undocumented public function
 
+use std::cell::Cell;
 use std::hint::black_box;
 use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
@@ -17,6 +21,7 @@ use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 use feign_core::{AttemptOutcome, ChooseRequest, Resolver};
 use feign_lb::{LoadBalancer, Policy, ServiceInstance, StaticSupplier};
 use http::{HeaderMap, Method, StatusCode};
+use tokio::time::Instant;
 
 fn instances(n: usize) -> Vec<ServiceInstance> {
     (0..n)
@@ -27,11 +32,17 @@ fn instances(n: usize) -> Vec<ServiceInstance> {
         .collect()
 }
 
-/// Benches `step` (one pick, given the balancer and the request headers) for every policy at
-/// each of `sizes` instances, as group `name/<policy>/<instances>`.
-fn per_policy(c: &mut Criterion, name: &str, sizes: &[usize], step: fn(&LoadBalancer, &HeaderMap)) {
+/// Benches `step` (one pick, given the balancer and the request headers) for each of
+/// `policies` at each of `sizes` instances, as group `name/<policy>/<instances>`.
+fn per_policy(
+    c: &mut Criterion,
+    name: &str,
+    policies: &[Policy],
+    sizes: &[usize],
+    step: impl Fn(&LoadBalancer, &HeaderMap),
+) {
     let headers = HeaderMap::new();
-    for policy in Policy::ALL {
+    for &policy in policies {
         let mut group = c.benchmark_group(format!("{name}/{policy:?}"));
         group
             .measurement_time(Duration::from_secs(2))
@@ -51,22 +62,45 @@ fn per_policy(c: &mut Criterion, name: &str, sizes: &[usize], step: fn(&LoadBala
     }
 }
 
-/// A pick and the report of how its attempt ended.
+const SIZES: [usize; 4] = [10, 100, 1_000, 10_000];
+
+/// How the attempt of every pick ends: a response after 2 ms.
+const OK: AttemptOutcome<'static> = AttemptOutcome::Response(StatusCode::OK);
+const ELAPSED: Duration = Duration::from_millis(2);
+
+/// A pick and the report of how its attempt ended, with the instant it ended as the pipeline
+/// passes it: a stand-in here, moved on by the attempt's length at every pick.
 fn pick(c: &mut Criterion) {
-    per_policy(c, "pick", &[10, 100, 1_000, 10_000], |lb, headers| {
+    let ended = Cell::new(Instant::now());
+    per_policy(c, "pick", &Policy::ALL, &SIZES, |lb, headers| {
         let req = ChooseRequest::new("svc", "Svc#get", &Method::GET, headers);
         let chosen = lb.choose(black_box(&req)).expect("an instance");
         black_box(&chosen);
-        chosen.complete(
-            &AttemptOutcome::Response(StatusCode::OK),
-            Duration::from_millis(2),
-        );
+        ended.set(ended.get() + ELAPSED);
+        chosen.complete_at(&OK, ELAPSED, ended.get());
     });
+}
+
+/// A pick and the report of how its attempt ended, without the instant: the balancer reads
+/// the clock itself if it needs the time, which only Peak-EWMA does.
+fn pick_self_timed(c: &mut Criterion) {
+    per_policy(
+        c,
+        "pick_self_timed",
+        &[Policy::PeakEwma],
+        &SIZES,
+        |lb, headers| {
+            let req = ChooseRequest::new("svc", "Svc#get", &Method::GET, headers);
+            let chosen = lb.choose(black_box(&req)).expect("an instance");
+            black_box(&chosen);
+            chosen.complete(&OK, ELAPSED);
+        },
+    );
 }
 
 /// The pick alone: the attempt is dropped unreported, which ends it as a cancelled call would.
 fn choose_only(c: &mut Criterion) {
-    per_policy(c, "choose", &[10, 100, 1_000, 10_000], |lb, headers| {
+    per_policy(c, "choose", &Policy::ALL, &SIZES, |lb, headers| {
         let req = ChooseRequest::new("svc", "Svc#get", &Method::GET, headers);
         black_box(lb.choose(black_box(&req)).expect("an instance"));
     });
@@ -80,5 +114,5 @@ fn floor(c: &mut Criterion) {
     });
 }
 
-criterion_group!(benches, pick, choose_only, floor);
+criterion_group!(benches, pick, pick_self_timed, choose_only, floor);
 criterion_main!(benches);

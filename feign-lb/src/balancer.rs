@@ -44,7 +44,8 @@ pub struct InstanceState {
     pub in_flight: u32,
     /// Whether passive ejection holds it out now.
     pub ejected: bool,
-    /// Its Peak-EWMA latency estimate now.
+    /// Its Peak-EWMA latency estimate now. Kept under [`Policy::PeakEwma`] only, the policy
+    /// that reads it: under the others it stays at [`PeakEwma::default_rtt`].
     pub latency_estimate: Duration,
 }
 

@@ -66,14 +66,18 @@ impl Deref for Listed {
 
 #[cfg(test)]
 mod tests {
-    use std::sync::Weak;
-
     use super::*;
+    use crate::state::ServiceState;
     use crate::ServiceInstance;
 
     fn listed() -> Listed {
         let instance = ServiceInstance::new("svc", "127.0.0.1", 80);
-        Listed::new(Arc::new(InstanceStats::new(instance, Weak::new(), 1e6, 0)))
+        Listed::new(Arc::new(InstanceStats::new(
+            instance,
+            ServiceState::for_tests(),
+            1e6,
+            0,
+        )))
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //! comes in by (the pick itself is [`crate::pick`]).
 
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 
 use arc_swap::ArcSwap;
 use feign_core::{ChooseRequest, Chosen, Error, InstanceHandle};
@@ -68,6 +68,14 @@ pub(crate) struct ServiceLb {
     pub(crate) retry: Arc<LbRetryPolicy>,
 }
 
+impl ServiceState {
+    /// The state of a service with the default settings and no instances, for unit tests.
+    #[cfg(test)]
+    pub(crate) fn for_tests() -> Arc<ServiceState> {
+        ServiceLb::new("svc", Settings::default(), Clock::new()).state
+    }
+}
+
 impl ServiceLb {
     pub(crate) fn new(name: &str, settings: Settings, clock: Clock) -> ServiceLb {
         let seed = settings.seed.unwrap_or_else(crate::rng::random_seed);
@@ -78,6 +86,7 @@ impl ServiceLb {
             .map(|z| z.failed_ttl)
             .unwrap_or_default();
         let snapshot: Published = Arc::new(ArcSwap::from_pointee(Snapshot::empty()));
+        let roster: Weak<ArcSwap<Snapshot>> = Arc::downgrade(&snapshot);
         let state = Arc::new(ServiceState {
             name: name.into(),
             clock,
@@ -89,10 +98,11 @@ impl ServiceLb {
             error_penalty_ns: nanos(settings.peak_ewma.error_penalty) as f64,
             failed_ttl_ns: nanos(failed_ttl),
             panic_threshold: settings.panic_threshold,
+            tracks_latency: settings.policy == Policy::PeakEwma,
             counters: LiveCounters::default(),
             metrics: ServiceMetrics::new(name),
             hooks: settings.hooks.clone(),
-            roster: snapshot.clone(),
+            roster,
             ejected: AtomicUsize::new(0),
             ramping_until: AtomicU64::new(0),
         });

@@ -2,7 +2,7 @@
 //! version moves, swapped atomically, read by every pick without a lock.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Weak};
+use std::sync::Arc;
 
 use arc_swap::ArcSwap;
 
@@ -73,7 +73,6 @@ impl Snapshot {
         } else {
             0
         };
-        let weak: Weak<ServiceState> = Arc::downgrade(state);
 
         let mut by_id: HashMap<Arc<str>, u32> = HashMap::with_capacity(instances.len());
         let mut stats = Vec::with_capacity(instances.len());
@@ -95,7 +94,7 @@ impl Snapshot {
                 }
                 Listed::new(Arc::new(InstanceStats::new(
                     instance.clone(),
-                    weak.clone(),
+                    state.clone(),
                     state.default_rtt_ns,
                     ramp_from,
                 )))

@@ -4,10 +4,12 @@
 //!
 //! The snapshot is not here on purpose: it lists the instances whose stats report to this
 //! state, so the state reaches the instance list only through [`Roster`], which the snapshot
-//! implements. The dependencies point one way: stats and retries → state ← snapshot.
+//! implements, and only weakly: the instances' stats hold the state itself, so that a
+//! completion reaches it without upgrading a weak reference. The dependencies point one way:
+//! stats and retries → state ← snapshot.
 
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 
 use crate::clock::Clock;
 use crate::config::Ejection;
@@ -32,11 +34,14 @@ pub(crate) struct ServiceState {
     pub(crate) error_penalty_ns: f64,
     pub(crate) failed_ttl_ns: u64,
     pub(crate) panic_threshold: f64,
+    /// Whether completions keep the Peak-EWMA latency estimate: only the policy that reads it
+    /// pays for its clock reading and arithmetic.
+    pub(crate) tracks_latency: bool,
     pub(crate) counters: LiveCounters,
     pub(crate) metrics: ServiceMetrics,
     pub(crate) hooks: Arc<[Arc<dyn LifecycleHook>]>,
-    /// The published instance list.
-    pub(crate) roster: Arc<dyn Roster>,
+    /// The published instance list; weak, as the instances' stats hold this state.
+    pub(crate) roster: Weak<dyn Roster>,
     /// Instances ejected now (expired ejections are subtracted when first noticed).
     pub(crate) ejected: AtomicUsize,
     /// When the last slow-start ramp ends (0: none running), so picks skip the clock otherwise.
@@ -81,9 +86,12 @@ impl ServiceState {
     }
 
     /// Whether one more instance may be ejected at `now` without passing the cap of
-    /// max(1, `max_percent` %) of the listed instances.
+    /// max(1, `max_percent` %) of the listed instances. Never once the service is gone.
     pub(crate) fn may_eject(&self, now: u64) -> bool {
-        let (listed, ejected) = self.roster.ejections(now);
+        let Some(roster) = self.roster.upgrade() else {
+            return false;
+        };
+        let (listed, ejected) = roster.ejections(now);
         let cap = ((listed as f64 * self.ejection.max_percent / 100.0).floor() as usize).max(1);
         ejected < cap
     }

@@ -35,7 +35,9 @@ impl AttemptGuard {
 
     fn report(&mut self, outcome: &AttemptOutcome<'_>) {
         if let Some((chosen, started)) = self.chosen.take() {
-            chosen.complete(outcome, started.elapsed());
+            // One reading for both the attempt's length and the observer's timestamps.
+            let ended = Instant::now();
+            chosen.complete_at(outcome, ended.saturating_duration_since(started), ended);
         }
     }
 }
