@@ -9,11 +9,13 @@
 //! | `freshness` | how long registering, deregistering and dying take to reach a client |
 //!
 //! Run one with `cargo run --release -p feign-bench --bin <name> -- --help`. This library holds
-//! what they share: the order server, the clients, load generators, statistics and output.
+//! what they share: the order server, the clients, load generators, statistics, process CPU
+//! and memory readings, and output.
 
 pub mod backend;
 pub mod chart;
 pub mod client;
+pub mod cpu;
 pub mod load;
 pub mod memory;
 pub mod stats;
