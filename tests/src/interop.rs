@@ -59,15 +59,16 @@ const PROBE_INTERVAL: Duration = Duration::from_millis(250);
 /// choosing it and the JVM binding it).
 const START_ATTEMPTS: usize = 3;
 
-/// JVM options favouring start-up time over peak speed (the fixtures are small and short-lived),
-/// and making the app exit when its stdin closes, i.e. when the test process ends however it ends.
+/// JVM options every fixture gets: exit when stdin closes, i.e. when the test process ends
+/// however it ends, and stay on IPv4 like the 127.0.0.1 the tests use.
 const JVM_OPTIONS: &[&str] = &[
     "-Dfeign.interop.exitOnStdinEof=true",
-    "-XX:TieredStopAtLevel=1",
-    "-XX:+UseSerialGC",
-    "-Xmx256m",
     "-Djava.net.preferIPv4Stack=true",
 ];
+
+/// JVM options favouring start-up time over peak speed (the fixtures are small and short-lived),
+/// unless a launcher is given others.
+const STARTUP_JVM_OPTIONS: &[&str] = &["-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC", "-Xmx256m"];
 
 /// Which fixture a [`JavaApp`] runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -131,7 +132,14 @@ impl JavaApp {
     /// `FEIGN_INTEROP_REQUIRED=1` is set, in which case it panics with the reason. Panics, with
     /// the tail of the app's log, if the server does not become ready.
     pub fn eureka_server(extra_args: &[&str]) -> Option<JavaApp> {
-        Self::launch(Fixture::EurekaServer, &[], extra_args)
+        Self::launch(Fixture::EurekaServer, STARTUP_JVM_OPTIONS, &[], extra_args)
+    }
+
+    /// [`JavaApp::eureka_server`] with `jvm_options` in place of the start-up tuning
+    /// (`-XX:TieredStopAtLevel=1 -XX:+UseSerialGC -Xmx256m`): `&[]` runs the JVM with its
+    /// defaults (both JIT tiers, the default collector and heap size), as a load test should.
+    pub fn eureka_server_with_jvm(jvm_options: &[&str], extra_args: &[&str]) -> Option<JavaApp> {
+        Self::launch(Fixture::EurekaServer, jvm_options, &[], extra_args)
     }
 
     /// A Eureka server shared by every caller in this test binary, started on first use with
@@ -157,7 +165,7 @@ impl JavaApp {
     /// Skips or panics exactly as [`JavaApp::eureka_server`] does.
     pub fn java_svc(eureka_url: &str, extra_args: &[&str]) -> Option<JavaApp> {
         let zone = format!("--eureka.client.service-url.defaultZone={eureka_url}");
-        Self::launch(Fixture::JavaSvc, &[&zone], extra_args)
+        Self::launch(Fixture::JavaSvc, STARTUP_JVM_OPTIONS, &[&zone], extra_args)
     }
 
     /// The port the app listens on, on 127.0.0.1.
@@ -222,7 +230,12 @@ impl JavaApp {
         panic!("{}", self.failure_report(&last_failure));
     }
 
-    fn launch(fixture: Fixture, fixed_args: &[&str], extra_args: &[&str]) -> Option<JavaApp> {
+    fn launch(
+        fixture: Fixture,
+        jvm_options: &[&str],
+        fixed_args: &[&str],
+        extra_args: &[&str],
+    ) -> Option<JavaApp> {
         let (java, jar) = match locate(fixture) {
             Ok(found) => found,
             Err(why) => return unavailable(&why),
@@ -234,7 +247,7 @@ impl JavaApp {
                 Err(e) => panic!("cannot pick a free port for {}: {e}", fixture.project()),
             };
             let mut args = vec![java.clone()];
-            args.extend(JVM_OPTIONS.iter().map(|s| s.to_string()));
+            args.extend(JVM_OPTIONS.iter().chain(jvm_options).map(|s| s.to_string()));
             args.extend(["-jar".to_owned(), jar.display().to_string()]);
             args.push(format!("--server.port={port}"));
             args.extend(fixed_args.iter().chain(extra_args).map(|s| s.to_string()));

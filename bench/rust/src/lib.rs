@@ -10,11 +10,13 @@
 //! | `per-call` | instructions, CPU time and allocations per call, client and server in processes pinned to their own cores, against raw reqwest and the Rust alternatives |
 //!
 //! Run one with `cargo run --release -p feign-bench --bin <name> -- --help`. This library holds
-//! what they share: the order server, the clients, load generators, statistics and output.
+//! what they share: the order server, the clients, load generators, statistics, process CPU
+//! and memory readings, and output.
 
 pub mod backend;
 pub mod chart;
 pub mod client;
+pub mod cpu;
 pub mod load;
 pub mod memory;
 pub mod peers;

@@ -1,4 +1,4 @@
-//! Resident memory of the current process, from `/proc/self/status`.
+//! Resident memory of a process, from `/proc/<pid>/status`.
 
 /// Resident set size now and at its peak, in KiB.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -11,7 +11,17 @@ pub struct Resident {
 
 /// This process's resident memory, or `None` where `/proc` is unavailable.
 pub fn resident() -> Option<Resident> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    read("/proc/self/status")
+}
+
+/// Another process's resident memory (a server the benchmark started, say), or `None` where
+/// `/proc` is unavailable or the process is gone.
+pub fn resident_of(pid: u32) -> Option<Resident> {
+    read(&format!("/proc/{pid}/status"))
+}
+
+fn read(path: &str) -> Option<Resident> {
+    let status = std::fs::read_to_string(path).ok()?;
     Some(Resident {
         rss_kb: field_kb(&status, "VmRSS:")?,
         peak_kb: field_kb(&status, "VmHWM:")?,
