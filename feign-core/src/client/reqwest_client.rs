@@ -45,24 +45,6 @@ impl ReqwestClient {
     }
 
     /// Builds (once) the reqwest client for `options`.
-    /// What `reqwest::Request::try_from` makes of `request`, without parsing the origin again.
-    fn to_reqwest(&self, request: http::Request<Bytes>) -> Result<reqwest::Request, Error> {
-        if !request.extensions().is_empty() {
-            // reqwest's own conversion is the only one that keeps extensions.
-            return reqwest::Request::try_from(request).map_err(map_error);
-        }
-        let url = self
-            .urls
-            .url(request.uri())
-            .map_err(|e| Error::request("request could not be built").with_source(e))?;
-        let (parts, body) = request.into_parts();
-        let mut converted = reqwest::Request::new(parts.method, url);
-        *converted.headers_mut() = parts.headers;
-        *converted.version_mut() = parts.version;
-        *converted.body_mut() = Some(body.into());
-        Ok(converted)
-    }
-
     pub(crate) fn client_for(&self, options: &SendOptions) -> Result<reqwest::Client, Error> {
         if let Some(client) = &self.fixed {
             return Ok(client.clone());
@@ -157,6 +139,24 @@ fn map_error(e: reqwest::Error) -> Error {
 }
 
 impl ReqwestClient {
+    /// What `reqwest::Request::try_from` makes of `request`, without parsing the origin again.
+    fn to_reqwest(&self, request: http::Request<Bytes>) -> Result<reqwest::Request, Error> {
+        if !request.extensions().is_empty() {
+            // reqwest's own conversion is the only one that keeps extensions.
+            return reqwest::Request::try_from(request).map_err(map_error);
+        }
+        let url = self
+            .urls
+            .url(request.uri())
+            .map_err(|e| Error::request("request could not be built").with_source(e))?;
+        let (parts, body) = request.into_parts();
+        let mut converted = reqwest::Request::new(parts.method, url);
+        *converted.headers_mut() = parts.headers;
+        *converted.version_mut() = parts.version;
+        *converted.body_mut() = Some(body.into());
+        Ok(converted)
+    }
+
     /// What [`Client::send`] does, as a future of a known type (not boxed).
     pub(crate) async fn execute(
         &self,

@@ -90,8 +90,8 @@ pub(crate) fn summary(all: &[Measured], plan: Plan) {
             runs.len(),
             m.registration_s,
             m.registration_cpu_s,
-            us_f(m.renew[0]), us_f(m.renew[1]), us_f(m.renew[2]),
-            us_f(m.fetch[0]), us_f(m.fetch[1]), us_f(m.fetch[2]),
+            format_us(m.renew[0]), format_us(m.renew[1]), format_us(m.renew[2]),
+            format_us(m.fetch[0]), format_us(m.fetch[1]), format_us(m.fetch[2]),
             m.errors[0], m.errors[1], m.errors[2],
             m.rates[0], m.rates[1],
             m.load_cpu_s,
@@ -196,10 +196,6 @@ fn secs(duration: Option<Duration>) -> String {
 
 fn us(value: u32) -> String {
     format_us(f64::from(value))
-}
-
-fn us_f(value: f64) -> String {
-    format_us(value)
 }
 
 fn mib(kb: Option<u64>) -> String {
