@@ -9,4 +9,5 @@ mod metrics;
 mod model;
 mod outage;
 mod registration;
+mod server_tries;
 mod shutdown;

@@ -6,7 +6,9 @@
 
 mod config;
 mod failover;
+mod health;
 mod metrics;
+mod out_of_rotation;
 mod policies;
 mod retry_matrix;
 mod snapshot_swaps;
