@@ -152,7 +152,9 @@ impl EurekaClientBuilder {
         self
     }
 
-    /// Read timeout per request (default 8 s).
+    /// Read timeout per request (default 8 s): the longest wait for the next bytes of an
+    /// answer. A request as a whole, body included, must end within the connect timeout plus
+    /// this, or it fails as timed out and the next server is tried.
     pub fn read_timeout(mut self, timeout: Duration) -> Self {
         self.read_timeout = timeout;
         self

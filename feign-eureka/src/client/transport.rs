@@ -221,9 +221,10 @@ impl Transport {
         if let Some(credentials) = &endpoint.credentials {
             request = request.basic_auth(credentials.username(), Some(credentials.password()));
         }
-        if let Some(timeout) = timeout {
-            request = request.timeout(timeout);
-        }
+        // The read timeout bounds each wait for bytes; this bounds the whole exchange, so a
+        // registry that trickles its answer cannot hold a call (or `start`) for ever.
+        let whole = self.config.connect_timeout + self.config.read_timeout;
+        request = request.timeout(timeout.map_or(whole, |timeout| timeout.min(whole)));
         let describe = |e: reqwest::Error| {
             let kind = if e.is_timeout() {
                 "timed out"

@@ -4,6 +4,7 @@
 
 #[cfg(feature = "config")]
 mod config;
+mod deadline;
 mod discovery;
 mod metrics;
 mod model;
