@@ -193,6 +193,20 @@ async fn list_apps(args: Apps) -> Result<(), CliError> {
     Ok(())
 }
 
+/// `text` with every control character escaped (`\u{1b}`), so what a registry holds cannot move
+/// the cursor, clear the screen or retitle the terminal it is printed to.
+fn printable(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if c.is_control() {
+            out.extend(c.escape_unicode());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
 fn table(apps: &Applications) -> String {
     let mut rows = vec![[
         "APPLICATION".to_owned(),
@@ -204,15 +218,14 @@ fn table(apps: &Applications) -> String {
     for app in &apps.applications {
         for instance in &app.instances {
             rows.push([
-                app.name.clone(),
-                instance.id().to_owned(),
+                printable(&app.name),
+                printable(instance.id()),
                 instance.status.to_string(),
-                format!("{}:{}", instance.host_name, instance.port.port),
+                printable(&format!("{}:{}", instance.host_name, instance.port.port)),
                 instance
                     .metadata
                     .get("zone")
-                    .cloned()
-                    .unwrap_or_else(|| "-".to_owned()),
+                    .map_or_else(|| "-".to_owned(), |zone| printable(zone)),
             ]);
         }
     }

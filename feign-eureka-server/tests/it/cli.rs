@@ -38,15 +38,20 @@ fn every_command_has_help() {
     assert!(ok && out.contains("serve") && out.contains("apps"), "{out}");
 }
 
+/// Runs `feign-eureka apps --server {url}` off the runtime's threads.
+async fn apps_of(url: &str) -> (bool, String, String) {
+    let url = url.to_owned();
+    tokio::task::spawn_blocking(move || run(&["apps", "--server", &url]))
+        .await
+        .unwrap()
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn apps_lists_what_a_registry_holds() {
     let server = start().await;
     let body = instance("ORDERS", "10.0.0.5:orders:8080", 8080, "UP", 1);
     assert_eq!(register(server.url(), "ORDERS", &body).await, 204);
-    let url = server.url().to_owned();
-    let (ok, out, err) = tokio::task::spawn_blocking(move || run(&["apps", "--server", &url]))
-        .await
-        .unwrap();
+    let (ok, out, err) = apps_of(server.url()).await;
     assert!(ok, "{err}");
     assert!(out.contains("ORDERS"), "{out}");
     assert!(out.contains("10.0.0.5:orders:8080"), "{out}");
@@ -61,6 +66,23 @@ async fn apps_lists_what_a_registry_holds() {
     ]);
     assert!(!ok);
     assert!(err.starts_with("error: cannot reach"), "{err}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn apps_escapes_control_characters_a_registry_holds() {
+    let server = start().await;
+    let mut body = instance("ORDERS", "10.0.0.5:orders:8080", 8080, "UP", 1);
+    // Retitles the terminal, clears the screen, rings the bell.
+    body["instance"]["metadata"]["zone"] = "\u{1b}]0;owned\u{7}\u{1b}[2J\r".into();
+    assert_eq!(register(server.url(), "ORDERS", &body).await, 204);
+    let (ok, out, err) = apps_of(server.url()).await;
+    assert!(ok, "{err}");
+    assert!(!out.chars().any(|c| c.is_control() && c != '\n'), "{out:?}");
+    assert!(
+        out.contains("\\u{1b}]0;owned\\u{7}\\u{1b}[2J\\u{d}"),
+        "{out}"
+    );
+    server.shutdown().await;
 }
 
 /// Runs `feign-eureka serve --port {port} {args}` and reads its stdout (where the log goes too)
