@@ -177,11 +177,16 @@ impl Call<'_> {
     fn ldt(&self) -> Result<Option<u64>, Invalid> {
         match self.param("lastDirtyTimestamp") {
             None | Some("") => Ok(None),
-            Some(raw) => raw.parse().map(Some).map_err(|_| {
-                Invalid::from(format!(
-                    "lastDirtyTimestamp {raw:?} is not a number of milliseconds"
-                ))
-            }),
+            Some(raw) => {
+                let ldt = raw.parse().map_err(|_| {
+                    Invalid::from(format!(
+                        "lastDirtyTimestamp {raw:?} is not a number of milliseconds"
+                    ))
+                })?;
+                let registry = &self.state.registry;
+                validate::last_dirty(ldt, registry.clock.now_ms(), &registry.config.limits)?;
+                Ok(Some(ldt))
+            }
         }
     }
 
@@ -246,11 +251,19 @@ impl Call<'_> {
             }
         };
         adopt_metadata_instance_id(&mut info);
-        if let Err(reason) = validate::registration(&info, app, &registry.config.limits) {
+        let limits = &registry.config.limits;
+        let now = registry.clock.now_ms();
+        let checked = validate::wire_values(body)
+            .and_then(|()| validate::registration(&info, app, limits))
+            .and_then(|()| match info.last_dirty_timestamp {
+                Some(ldt) => validate::last_dirty(ldt, now, limits),
+                None => Ok(()),
+            });
+        if let Err(reason) = checked {
             return text(StatusCode::BAD_REQUEST, reason);
         }
         if info.last_dirty_timestamp.is_none() {
-            info.last_dirty_timestamp = Some(registry.clock.now_ms());
+            info.last_dirty_timestamp = Some(now);
         }
         registry.register(info, self.is_replication);
         empty(StatusCode::NO_CONTENT)

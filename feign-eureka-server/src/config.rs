@@ -13,6 +13,8 @@ pub(crate) struct Limits {
     pub(crate) field_len: usize,
     pub(crate) lease_min_secs: u32,
     pub(crate) lease_max_secs: u32,
+    /// How far into the future a `lastDirtyTimestamp` may lie (clock skew between machines).
+    pub(crate) max_clock_skew_ms: u64,
 }
 
 impl Default for Limits {
@@ -26,6 +28,7 @@ impl Default for Limits {
             field_len: 2048,
             lease_min_secs: 1,
             lease_max_secs: 3600,
+            max_clock_skew_ms: 5 * 60 * 1000,
         }
     }
 }

@@ -286,6 +286,15 @@ impl EurekaServerBuilder {
         self
     }
 
+    /// How far into the future a `lastDirtyTimestamp` may lie, to allow for clocks that differ
+    /// between machines. Default 5 minutes; a registration, heartbeat or status change with a
+    /// later one gets 400, so one request cannot pin a forged record against every later
+    /// registration of the instance.
+    pub fn max_clock_skew(mut self, skew: Duration) -> Self {
+        self.config.limits.max_clock_skew_ms = u64::try_from(skew.as_millis()).unwrap_or(u64::MAX);
+        self
+    }
+
     /// Registrations admitted per client address: a burst, then a steady rate per second
     /// (429 with `Retry-After` beyond). Default 200 then 100/s; `None` disables the limit.
     pub fn registration_rate_limit(mut self, limit: Option<(u32, u32)>) -> Self {

@@ -3,7 +3,9 @@
 use std::borrow::Cow;
 
 use crate::config::Limits;
-use feign_eureka::model::{InstanceInfo, ParseStatusError};
+use feign_eureka::model::{InstanceInfo, InstanceStatus, ParseStatusError};
+use serde::Deserialize;
+use serde_json::Value;
 
 /// Why a request is refused with 400; its message is the plain-text response body.
 #[derive(Debug, thiserror::Error)]
@@ -184,4 +186,85 @@ mod tests {
         assert!(instance_id("a b", &limits).is_err());
         assert!(instance_id("a\r\nb", &limits).is_err());
     }
+}
+
+/// The fields of a registration body whose values the wire model reads tolerantly (a port out of
+/// range reads as 0, an unknown status as `UNKNOWN`), checked as written.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct WireValues {
+    port: Option<Value>,
+    secure_port: Option<Value>,
+    status: Option<Value>,
+    overridden_status: Option<Value>,
+}
+
+#[derive(Deserialize)]
+struct Envelope {
+    instance: Option<WireValues>,
+}
+
+/// Refuses a registration body whose ports are not numbers in `0..=65535` or whose statuses are
+/// not Eureka's names (`UP`, `DOWN`, `STARTING`, `OUT_OF_SERVICE`, `UNKNOWN`), naming the field.
+/// A body the wire model already refused never gets here.
+pub(crate) fn wire_values(body: &[u8]) -> Result<(), Invalid> {
+    let Ok(Envelope {
+        instance: Some(values),
+    }) = serde_json::from_slice::<Envelope>(body)
+    else {
+        return Ok(());
+    };
+    for (name, port) in [("port", &values.port), ("securePort", &values.secure_port)] {
+        if let Some(port) = port {
+            check_port(name, port)?;
+        }
+    }
+    for (name, status) in [
+        ("status", &values.status),
+        ("overriddenStatus", &values.overridden_status),
+    ] {
+        match status {
+            None | Some(Value::Null) => {}
+            Some(Value::String(status)) => {
+                status.parse::<InstanceStatus>()?;
+            }
+            Some(other) => return Err(format!("{name} {other} is not a status name").into()),
+        }
+    }
+    Ok(())
+}
+
+/// A port as Eureka writes it (`{"$": 8080, "@enabled": "true"}`), or a bare number: its number,
+/// or numeric string, must fit `0..=65535`.
+fn check_port(name: &str, port: &Value) -> Result<(), Invalid> {
+    let number = match port {
+        Value::Object(fields) => match fields.get("$") {
+            None | Some(Value::Null) => return Ok(()),
+            Some(number) => number,
+        },
+        Value::Null => return Ok(()),
+        number => number,
+    };
+    let valid = match number {
+        Value::Number(n) => n.as_u64().is_some_and(|n| n <= 65535),
+        Value::String(text) => text.trim().parse::<u16>().is_ok(),
+        _ => false,
+    };
+    if valid {
+        Ok(())
+    } else {
+        Err(format!("{name} {number} is not a port number (0 to 65535)").into())
+    }
+}
+
+/// Refuses a `lastDirtyTimestamp` further ahead of `now_ms` than the allowed clock skew.
+pub(crate) fn last_dirty(ldt: u64, now_ms: u64, limits: &Limits) -> Result<(), Invalid> {
+    if ldt > now_ms.saturating_add(limits.max_clock_skew_ms) {
+        return Err(format!(
+            "lastDirtyTimestamp {ldt} is more than {} ms ahead of this server's clock ({now_ms})",
+            limits.max_clock_skew_ms
+        )
+        .into());
+    }
+    Ok(())
 }

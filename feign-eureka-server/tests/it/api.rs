@@ -172,9 +172,9 @@ async fn renew_answers_404_by_eurekas_rules() {
     let (status, reason) = call(Method::PUT, base, "apps/A/a-1?lastDirtyTimestamp=soon").await;
     assert_eq!(status, 400);
     assert!(reason.contains("lastDirtyTimestamp"), "{reason}");
-    // An instance whose status resolves to UNKNOWN must re-register.
+    // An instance whose status is UNKNOWN must re-register.
     assert_eq!(
-        register(base, "B", &instance("B", "b-1", 1, "up", LDT)).await,
+        register(base, "B", &instance("B", "b-1", 1, "UNKNOWN", LDT)).await,
         204
     );
     assert_eq!(call(Method::PUT, base, "apps/B/b-1").await.0, 404);

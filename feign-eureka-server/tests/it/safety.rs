@@ -2,24 +2,12 @@
 //! absurd lease durations, registration floods, markup in instance data, and arbitrary
 //! requests, none of which may crash it or be accepted silently.
 
-use crate::support::{call, dev, get_json, http, instance, register, start};
+use crate::support::{call, dev, get_json, http, instance, post_raw, register, start};
 use proptest::prelude::*;
 use reqwest::Method;
 use serde_json::Value;
 
 const LDT: u64 = 1_732_881_099_990;
-
-async fn post_raw(base: &str, path: &str, body: Vec<u8>) -> (u16, String) {
-    let response = http()
-        .post(format!("{base}{path}"))
-        .header("Content-Type", "application/json")
-        .body(body)
-        .send()
-        .await
-        .unwrap();
-    let status = response.status().as_u16();
-    (status, response.text().await.unwrap_or_default())
-}
 
 #[tokio::test]
 async fn a_ten_mebibyte_body_is_refused_with_413() {

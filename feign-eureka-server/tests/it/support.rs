@@ -69,6 +69,19 @@ pub(crate) async fn register(base: &str, app: &str, body: &Value) -> u16 {
         .as_u16()
 }
 
+/// `POST {base}{path}` with `body` as JSON; returns status and body.
+pub(crate) async fn post_raw(base: &str, path: &str, body: Vec<u8>) -> (u16, String) {
+    let response = http()
+        .post(format!("{base}{path}"))
+        .header("Content-Type", "application/json")
+        .body(body)
+        .send()
+        .await
+        .unwrap();
+    let status = response.status().as_u16();
+    (status, response.text().await.unwrap_or_default())
+}
+
 /// Sends `method` to `{base}{path}` and returns status and body.
 pub(crate) async fn call(method: reqwest::Method, base: &str, path: &str) -> (u16, String) {
     let response = http()

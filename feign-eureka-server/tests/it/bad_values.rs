@@ -1,0 +1,86 @@
+//! Registrations whose values the wire model would read tolerantly are refused with 400 and a
+//! reason instead: ports that are negative, above 65535 or not numbers, statuses that are not
+//! Eureka's, and a `lastDirtyTimestamp` beyond the clock-skew bound (which would pin a forged
+//! record against every later registration of the instance).
+
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use serde_json::{json, Value};
+
+use crate::support::{call, instance, post_raw, register, start};
+
+fn now_ms() -> u64 {
+    let since = SystemTime::now().duration_since(UNIX_EPOCH).unwrap();
+    u64::try_from(since.as_millis()).unwrap()
+}
+
+/// Registers `body` for app `A` and returns the status and the response body.
+async fn register_text(base: &str, body: &Value) -> (u16, String) {
+    post_raw(base, "apps/A", body.to_string().into_bytes()).await
+}
+
+#[tokio::test]
+async fn ports_and_statuses_eureka_cannot_hold_get_400_with_a_reason() {
+    let server = start().await;
+    let base = server.url();
+    let cases: [(&str, Value, &str); 8] = [
+        ("port", json!({"$": -1, "@enabled": "true"}), "port -1"),
+        (
+            "port",
+            json!({"$": 65536, "@enabled": "true"}),
+            "port 65536",
+        ),
+        (
+            "port",
+            json!({"$": "http", "@enabled": "true"}),
+            "port \"http\"",
+        ),
+        ("port", json!(8080.5), "port 8080.5"),
+        (
+            "securePort",
+            json!({"$": 70000, "@enabled": "false"}),
+            "securePort 70000",
+        ),
+        ("status", json!("RUNNING"), "RUNNING"),
+        ("status", json!("up"), "\"up\""),
+        ("overriddenStatus", json!(3), "overriddenStatus 3"),
+    ];
+    for (field, value, reason) in cases {
+        let mut body = instance("A", "a-1", 8080, "UP", now_ms());
+        body["instance"][field] = value.clone();
+        let (status, text) = register_text(base, &body).await;
+        assert_eq!(status, 400, "{field} = {value}: {text}");
+        assert!(text.contains(reason), "{field} = {value}: {text}");
+    }
+    assert_eq!(server.instance_count(), 0, "nothing was stored");
+
+    // What Eureka clients do send is still taken: ports as numbers or numeric strings, 0 to
+    // 65535, and every status name.
+    let mut body = instance("A", "a-1", 8080, "STARTING", now_ms());
+    body["instance"]["port"] = json!({"$": "65535", "@enabled": "true"});
+    body["instance"]["securePort"] = json!({"$": 0, "@enabled": "false"});
+    assert_eq!(register(base, "A", &body).await, 204);
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_last_dirty_timestamp_far_in_the_future_is_refused() {
+    let server = start().await;
+    let base = server.url();
+    let forged = now_ms() + 24 * 3600 * 1000;
+    let (status, text) = register_text(base, &instance("A", "a-1", 8080, "UP", forged)).await;
+    assert_eq!(status, 400, "{text}");
+    assert!(text.contains("ahead of this server's clock"), "{text}");
+    assert_eq!(server.instance_count(), 0);
+
+    // Within the skew bound it is taken; a heartbeat claiming a forged time is refused.
+    let skewed = now_ms() + 60 * 1000;
+    assert_eq!(
+        register(base, "A", &instance("A", "a-1", 8080, "UP", skewed)).await,
+        204
+    );
+    let path = format!("apps/A/a-1?status=UP&lastDirtyTimestamp={forged}");
+    let (status, text) = call(reqwest::Method::PUT, base, &path).await;
+    assert_eq!(status, 400, "{text}");
+    server.shutdown().await;
+}
