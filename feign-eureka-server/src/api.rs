@@ -230,16 +230,8 @@ impl Call<'_> {
                 }
             }
         }
-        let content_type = self
-            .headers
-            .get(header::CONTENT_TYPE)
-            .and_then(|v| v.to_str().ok())
-            .unwrap_or("");
-        if content_type.contains("xml") {
-            return text(
-                StatusCode::UNSUPPORTED_MEDIA_TYPE,
-                "xml bodies are not supported; send application/json".to_owned(),
-            );
+        if let Err(reason) = json_body(self.headers) {
+            return text(StatusCode::UNSUPPORTED_MEDIA_TYPE, reason.to_owned());
         }
         let mut info = match InstanceInfo::from_json(body) {
             Ok(info) => info,
@@ -449,6 +441,28 @@ pub(crate) fn shutting_down() -> Response {
     headers.insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
     headers.insert(header::CONNECTION, HeaderValue::from_static("close"));
     response
+}
+
+/// Checks that a request body is declared `application/json`, as the real server's JSON reader
+/// requires: the media type is parsed (parameters such as `charset` allowed, case ignored), and
+/// a missing or other type is refused with the reason.
+fn json_body(headers: &HeaderMap) -> Result<(), &'static str> {
+    let Some(value) = headers.get(header::CONTENT_TYPE) else {
+        return Err("missing Content-Type; send application/json");
+    };
+    let essence = value
+        .to_str()
+        .ok()
+        .and_then(|value| value.split(';').next())
+        .map(str::trim)
+        .unwrap_or("");
+    if essence.eq_ignore_ascii_case("application/json") {
+        Ok(())
+    } else if essence.eq_ignore_ascii_case("application/xml") {
+        Err("xml bodies are not supported; send application/json")
+    } else {
+        Err("unsupported Content-Type; send application/json")
+    }
 }
 
 #[cfg(test)]

@@ -7,7 +7,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde_json::{json, Value};
 
-use crate::support::{call, instance, post_raw, register, start};
+use crate::support::{call, http, instance, post_raw, register, start};
 
 fn now_ms() -> u64 {
     let since = SystemTime::now().duration_since(UNIX_EPOCH).unwrap();
@@ -82,5 +82,42 @@ async fn a_last_dirty_timestamp_far_in_the_future_is_refused() {
     let path = format!("apps/A/a-1?status=UP&lastDirtyTimestamp={forged}");
     let (status, text) = call(reqwest::Method::PUT, base, &path).await;
     assert_eq!(status, 400, "{text}");
+    server.shutdown().await;
+}
+
+/// Posts a valid registration with `content_type` (none when `None`); returns the status.
+async fn register_as(base: &str, content_type: Option<&str>) -> u16 {
+    let mut request = http()
+        .post(format!("{base}apps/A"))
+        .body(instance("A", "a-1", 8080, "UP", now_ms()).to_string());
+    if let Some(content_type) = content_type {
+        request = request.header("Content-Type", content_type);
+    }
+    request.send().await.unwrap().status().as_u16()
+}
+
+/// The media type is parsed, as the real server's JSON reader does: the same answers as a
+/// Spring Cloud Netflix Eureka server gives (XML aside, which this registry does not read).
+#[tokio::test]
+async fn the_registration_media_type_is_parsed_not_searched() {
+    let server = start().await;
+    let base = server.url();
+    let answers = [
+        (None, 415),
+        (Some("application/json"), 204),
+        (Some("application/json; charset=utf-8"), 204),
+        (Some("APPLICATION/JSON"), 204),
+        (Some("application/vnd.foo+json; note=notxml"), 415),
+        (Some("text/plain"), 415),
+        (Some("text/json"), 415),
+        (Some("application/xml"), 415),
+    ];
+    for (content_type, expected) in answers {
+        assert_eq!(
+            register_as(base, content_type).await,
+            expected,
+            "{content_type:?}"
+        );
+    }
     server.shutdown().await;
 }
