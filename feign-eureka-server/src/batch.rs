@@ -81,10 +81,7 @@ impl ReplicationItem {
         status: InstanceStatus,
         ldt: Option<u64>,
     ) -> Self {
-        let mut item = Self::about(info, Action::StatusUpdate);
-        item.status = Some(status.as_str().to_owned());
-        item.last_dirty_timestamp = ldt;
-        item
+        Self::status_change(info, Action::StatusUpdate, status, ldt)
     }
 
     /// A `DeleteStatusOverride` leaving `status`.
@@ -93,9 +90,21 @@ impl ReplicationItem {
         status: InstanceStatus,
         ldt: Option<u64>,
     ) -> Self {
-        let mut item = Self::about(info, Action::DeleteStatusOverride);
+        Self::status_change(info, Action::DeleteStatusOverride, status, ldt)
+    }
+
+    /// A status change always carries a `lastDirtyTimestamp`: the later of the stored one and
+    /// the one the client sent, as the real server sends (whose handler fails with 500 on an
+    /// item without one, leaving the nodes apart).
+    fn status_change(
+        info: &InstanceInfo,
+        action: Action,
+        status: InstanceStatus,
+        ldt: Option<u64>,
+    ) -> Self {
+        let mut item = Self::about(info, action);
         item.status = Some(status.as_str().to_owned());
-        item.last_dirty_timestamp = ldt;
+        item.last_dirty_timestamp = item.last_dirty_timestamp.max(ldt);
         item
     }
 }

@@ -279,3 +279,58 @@ async fn a_cut_off_node_keeps_serving_and_the_cluster_converges_after_healing() 
     let cluster = Arc::into_inner(cluster).expect("only owner");
     cluster.shutdown().await;
 }
+
+/// A status override and its removal sent without `lastDirtyTimestamp` are replicated with the
+/// stored one: a real Eureka peer answers an item without it with 500 and stays apart.
+#[tokio::test]
+async fn status_changes_replicate_with_the_stored_last_dirty_timestamp() {
+    let (peer, batches) = feign_test_support::recording_server(feign_test_support::ok).await;
+    let server = dev()
+        .peer(format!("{peer}/eureka/"))
+        .replication_delay(Duration::from_millis(10))
+        .start()
+        .await
+        .unwrap();
+    let base = server.url();
+    let ldt = 1_732_881_099_990;
+    assert_eq!(
+        register(base, "A", &instance("A", "a-1", 8080, "UP", ldt)).await,
+        204
+    );
+    let path = "apps/A/a-1/status";
+    let (status, _) = call(Method::PUT, base, &format!("{path}?value=OUT_OF_SERVICE")).await;
+    assert_eq!(status, 200);
+    let (status, _) = call(Method::DELETE, base, path).await;
+    assert_eq!(status, 200);
+
+    let mut items = Vec::new();
+    for _ in 0..200 {
+        items = batches
+            .all()
+            .iter()
+            .filter(|r| r.is("POST", "/eureka/peerreplication/batch"))
+            .flat_map(|r| {
+                let list: serde_json::Value = serde_json::from_slice(&r.body).unwrap();
+                list["replicationList"]
+                    .as_array()
+                    .cloned()
+                    .unwrap_or_default()
+            })
+            .filter(|item| item["action"] != "Register")
+            .collect();
+        if items.len() >= 2 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let actions: Vec<&serde_json::Value> = items.iter().map(|i| &i["action"]).collect();
+    assert_eq!(
+        actions,
+        ["StatusUpdate", "DeleteStatusOverride"],
+        "{items:?}"
+    );
+    for item in &items {
+        assert_eq!(item["lastDirtyTimestamp"], ldt, "{item}");
+    }
+    server.shutdown().await;
+}
