@@ -62,7 +62,7 @@ pub(crate) async fn handle(
         Bytes::new()
     };
     let segs: Vec<&str> = segments.iter().map(String::as_str).collect();
-    match (&parts.method, segs.as_slice()) {
+    let response = match (&parts.method, segs.as_slice()) {
         (&Method::GET, ["apps"]) => call.cached(CacheKey::AllApps),
         (&Method::GET, ["apps", "delta"]) => call.cached(CacheKey::Delta),
         (&Method::GET, ["apps", app]) => call.with_app(app, |app| call.cached(CacheKey::App(app))),
@@ -91,7 +91,34 @@ pub(crate) async fn handle(
             empty(StatusCode::METHOD_NOT_ALLOWED)
         }
         _ => empty(StatusCode::NOT_FOUND),
+    };
+    with_error_body(response, parts.uri.path(), state.registry.clock.now_ms())
+}
+
+/// A 404 or 405 without a body gets Spring Boot's JSON error body, as the real server's
+/// answers carry: `{"timestamp":…,"status":404,"error":"Not Found","path":…}`.
+fn with_error_body(response: Response, path: &str, now_ms: u64) -> Response {
+    let status = response.status();
+    if !matches!(
+        status,
+        StatusCode::NOT_FOUND | StatusCode::METHOD_NOT_ALLOWED
+    ) || response.headers().contains_key(header::CONTENT_TYPE)
+    {
+        return response;
     }
+    let at = std::time::UNIX_EPOCH + std::time::Duration::from_millis(now_ms);
+    let timestamp = humantime::format_rfc3339_millis(at).to_string();
+    // Written in Spring's key order; the path is the only text from the request, so escaped.
+    let body = format!(
+        r#"{{"timestamp":"{}","status":{},"error":"{}","path":{}}}"#,
+        timestamp.replace('Z', "+00:00"),
+        status.as_u16(),
+        status.canonical_reason().unwrap_or(""),
+        serde_json::Value::from(path),
+    );
+    let mut response = json(Bytes::from(body));
+    *response.status_mut() = status;
+    response
 }
 
 fn known(segs: &[&str]) -> bool {

@@ -125,10 +125,7 @@ async fn single_app_instance_and_vip_lookups() {
     let none = get_json(base, "vips/ORDERS").await;
     assert_eq!(instances(&none).len(), 0);
     assert_eq!(none["applications"]["apps__hashcode"], "");
-    assert_eq!(
-        call(Method::GET, base, "apps/NOPE").await,
-        (404, String::new())
-    );
+    assert_eq!(call(Method::GET, base, "apps/NOPE").await.0, 404);
     assert_eq!(call(Method::GET, base, "apps/ORDERS/nope").await.0, 404);
     assert_eq!(call(Method::GET, base, "instances/nope").await.0, 404);
     assert_eq!(call(Method::PATCH, base, "apps/ORDERS").await.0, 405);
@@ -434,5 +431,38 @@ async fn spring_metadata_instance_ids_are_adopted() {
         call(Method::GET, base, "apps/A/127.0.0.1:a:8080").await.0,
         200
     );
+    server.shutdown().await;
+}
+
+/// 404 and 405 carry Spring Boot's JSON error body, key for key as the real server writes it.
+#[tokio::test]
+async fn not_found_and_method_not_allowed_carry_springs_error_body() {
+    let server = start().await;
+    let base = server.url();
+    for (method, path, status, error) in [
+        (Method::GET, "apps/NOPE", 404, "Not Found"),
+        (Method::PUT, "apps/NOPE/x-1", 404, "Not Found"),
+        (Method::GET, "nothing", 404, "Not Found"),
+        (Method::POST, "apps/NOPE/x-1", 405, "Method Not Allowed"),
+    ] {
+        let (got, body) = call(method.clone(), base, path).await;
+        assert_eq!(got, status, "{method} {path}");
+        let keys: Vec<&str> = body
+            .trim_matches(['{', '}'])
+            .split(',')
+            .filter_map(|pair| pair.split(':').next())
+            .collect();
+        assert_eq!(
+            keys,
+            [r#""timestamp""#, r#""status""#, r#""error""#, r#""path""#],
+            "{body}"
+        );
+        let doc: serde_json::Value = serde_json::from_str(&body).unwrap();
+        assert_eq!(doc["status"], status);
+        assert_eq!(doc["error"], error);
+        assert_eq!(doc["path"], format!("/eureka/{path}"));
+        let stamp = doc["timestamp"].as_str().unwrap();
+        assert!(stamp.ends_with("+00:00") && stamp.len() == 29, "{stamp}");
+    }
     server.shutdown().await;
 }
