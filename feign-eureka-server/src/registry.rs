@@ -441,18 +441,19 @@ impl Registry {
         let now = self.clock.now_ms();
         let tables = self.read();
         match key {
-            CacheKey::AllApps => render::applications(&tables.apps, |_| true, now),
+            CacheKey::AllApps => render::applications(&tables.apps, |_| true, 1, now),
             CacheKey::Delta => {
                 let version = self.delta_version.fetch_add(1, Ordering::Relaxed) + 1;
                 render::delta(&tables.apps, &self.delta.leases(), version, now)
             }
             CacheKey::App(name) => render::application(name, tables.apps.get(name), now),
             CacheKey::Vip(vip) => {
-                render::applications(&tables.apps, |i| record::vips(i).any(|v| v == vip), now)
+                render::applications(&tables.apps, |i| record::vips(i).any(|v| v == vip), -1, now)
             }
             CacheKey::Svip(vip) => render::applications(
                 &tables.apps,
                 |i| record::secure_vips(i).any(|v| v == vip),
+                -1,
                 now,
             ),
         }

@@ -31,9 +31,11 @@ fn payload(json: String, empty: bool, now_ms: u64) -> Payload {
 }
 
 /// `{"applications":...}` with every instance for which `keep` holds (full fetch and VIPs).
+/// `versions_delta` is what the real server writes: 1 for a full fetch, -1 for a VIP's.
 pub(crate) fn applications(
     apps: &AppTable,
     keep: impl Fn(&InstanceInfo) -> bool,
+    versions_delta: i64,
     now_ms: u64,
 ) -> Payload {
     let listing: Vec<_> = apps
@@ -47,7 +49,9 @@ pub(crate) fn applications(
             (!instances.is_empty()).then(|| Application::new(name, instances))
         })
         .collect();
-    payload(Applications::new(listing).to_json(), false, now_ms)
+    let mut doc = Applications::new(listing);
+    doc.versions_delta = versions_delta;
+    payload(doc.to_json(), false, now_ms)
 }
 
 /// `{"application":...}`; an absent or empty application is an empty payload (404).

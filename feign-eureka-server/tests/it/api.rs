@@ -125,6 +125,11 @@ async fn single_app_instance_and_vip_lookups() {
     let none = get_json(base, "vips/ORDERS").await;
     assert_eq!(instances(&none).len(), 0);
     assert_eq!(none["applications"]["apps__hashcode"], "");
+    // As the real server writes it on the VIP endpoints.
+    for vip in ["vips/orders", "svips/orders", "vips/ORDERS"] {
+        let doc = get_json(base, vip).await;
+        assert_eq!(doc["applications"]["versions__delta"], "-1", "{vip}");
+    }
     assert_eq!(call(Method::GET, base, "apps/NOPE").await.0, 404);
     assert_eq!(call(Method::GET, base, "apps/ORDERS/nope").await.0, 404);
     assert_eq!(call(Method::GET, base, "instances/nope").await.0, 404);
