@@ -23,7 +23,42 @@ use feign_eureka::model::{ActionType, InstanceInfo, InstanceStatus};
 #[derive(Debug, Default)]
 struct Tables {
     apps: AppTable,
-    overrides: HashMap<String, InstanceStatus>,
+    /// Administrative status overrides, by application and then instance id: an override set
+    /// through one application never reaches another's instance of the same id.
+    overrides: HashMap<String, HashMap<String, InstanceStatus>>,
+}
+
+impl Tables {
+    fn override_of(&self, app: &str, id: &str) -> Option<InstanceStatus> {
+        self.overrides.get(app)?.get(id).copied()
+    }
+
+    fn has_override(&self, app: &str, id: &str) -> bool {
+        self.override_of(app, id).is_some()
+    }
+
+    fn set_override(&mut self, app: &str, id: &str, status: InstanceStatus) {
+        self.overrides
+            .entry(app.to_owned())
+            .or_default()
+            .insert(id.to_owned(), status);
+    }
+
+    /// Sets the override unless one is already there.
+    fn keep_or_set_override(&mut self, app: &str, id: &str, status: InstanceStatus) {
+        if !self.has_override(app, id) {
+            self.set_override(app, id, status);
+        }
+    }
+
+    fn remove_override(&mut self, app: &str, id: &str) -> Option<InstanceStatus> {
+        let of_app = self.overrides.get_mut(app)?;
+        let removed = of_app.remove(id);
+        if of_app.is_empty() {
+            self.overrides.remove(app);
+        }
+        removed
+    }
 }
 
 /// Self-preservation bookkeeping (`expectedNumberOfClientsSendingRenews` and the threshold).
@@ -165,10 +200,10 @@ impl Registry {
             }
             new_client = existing.is_none();
             let own = record::overridden(&registrant);
-            if own != InstanceStatus::Unknown && !tables.overrides.contains_key(&id) {
-                tables.overrides.insert(id.clone(), own);
+            if own != InstanceStatus::Unknown {
+                tables.keep_or_set_override(&app, &id, own);
             }
-            let admin = tables.overrides.get(&id).copied();
+            let admin = tables.override_of(&app, &id);
             if let Some(admin) = admin {
                 record::set_overridden(&mut registrant, admin);
             }
@@ -233,7 +268,7 @@ impl Registry {
             return RenewOutcome::NotFound;
         };
         let stored = lease.load();
-        let admin = self.read().overrides.get(id).copied();
+        let admin = self.read().override_of(app, id);
         let own = record::status(&stored);
         let status = resolve_status(own, admin, Some(own), is_replication);
         if status == InstanceStatus::Unknown {
@@ -255,7 +290,7 @@ impl Registry {
             Some(ldt) if ldt > stored_ldt => {
                 if is_replication {
                     if let Some(o) = overridden.filter(|o| *o != InstanceStatus::Unknown) {
-                        self.write().overrides.entry(id.to_owned()).or_insert(o);
+                        self.write().keep_or_set_override(app, id, o);
                     }
                 }
                 RenewOutcome::NotFound
@@ -276,7 +311,7 @@ impl Registry {
             if tables.apps.get(app).is_some_and(|m| m.is_empty()) {
                 tables.apps.remove(app);
             }
-            tables.overrides.remove(id);
+            tables.remove_override(app, id);
             let Some(lease) = removed else {
                 return false;
             };
@@ -325,7 +360,7 @@ impl Registry {
                     if status == InstanceStatus::Up {
                         lease.service_up(now);
                     }
-                    self.write().overrides.insert(id.to_owned(), status);
+                    self.write().set_override(app, id, status);
                     let mut changed = InstanceInfo::clone(&stored);
                     record::set_overridden(&mut changed, status);
                     record::set_status(&mut changed, status);
@@ -350,7 +385,7 @@ impl Registry {
             id,
             is_replication,
             |lease, now| {
-                if self.write().overrides.remove(id).is_some() {
+                if self.write().remove_override(app, id).is_some() {
                     let mut changed = InstanceInfo::clone(&lease.load());
                     record::set_overridden(&mut changed, InstanceStatus::Unknown);
                     record::set_status(&mut changed, status);

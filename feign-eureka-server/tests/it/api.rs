@@ -471,3 +471,58 @@ async fn not_found_and_method_not_allowed_carry_springs_error_body() {
     }
     server.shutdown().await;
 }
+
+/// Two applications may hold instances with the same id: an override set through one never
+/// reaches the other's, neither while set, nor through its heartbeats, nor when removed.
+#[tokio::test]
+async fn status_overrides_are_kept_per_application_and_instance() {
+    let server = start().await;
+    let base = server.url();
+    for app in ["A", "B"] {
+        assert_eq!(
+            register(base, app, &instance(app, "shared-1", 1, "UP", LDT)).await,
+            204
+        );
+    }
+    let status_of = |app: &'static str| async move {
+        let doc = get_json(base, &format!("apps/{app}/shared-1")).await;
+        let instance = &doc["instance"];
+        (
+            instance["status"].as_str().unwrap().to_owned(),
+            instance["overriddenStatus"].as_str().unwrap().to_owned(),
+        )
+    };
+    let (status, _) = call(
+        Method::PUT,
+        base,
+        "apps/A/shared-1/status?value=OUT_OF_SERVICE",
+    )
+    .await;
+    assert_eq!(status, 200);
+    assert_eq!(
+        status_of("A").await,
+        ("OUT_OF_SERVICE".into(), "OUT_OF_SERVICE".into())
+    );
+    assert_eq!(status_of("B").await, ("UP".into(), "UNKNOWN".into()));
+    // B's heartbeat and re-registration do not pick up A's override.
+    assert_eq!(call(Method::PUT, base, "apps/B/shared-1").await.0, 200);
+    assert_eq!(
+        register(base, "B", &instance("B", "shared-1", 1, "UP", LDT)).await,
+        204
+    );
+    assert_eq!(status_of("B").await, ("UP".into(), "UNKNOWN".into()));
+    // Removing the override through B finds none there; A keeps its own.
+    assert_eq!(
+        call(Method::DELETE, base, "apps/B/shared-1/status").await.0,
+        200
+    );
+    assert_eq!(status_of("A").await.1, "OUT_OF_SERVICE");
+    // Cancelling B leaves A's override alone.
+    assert_eq!(call(Method::DELETE, base, "apps/B/shared-1").await.0, 200);
+    assert_eq!(
+        register(base, "A", &instance("A", "shared-1", 1, "UP", LDT)).await,
+        204
+    );
+    assert_eq!(status_of("A").await.1, "OUT_OF_SERVICE");
+    server.shutdown().await;
+}
