@@ -62,6 +62,7 @@ pub(crate) struct ServerConfig {
     pub(crate) replication_batch_size: usize,
     pub(crate) replication_delay: Duration,
     pub(crate) replication_timeout: Duration,
+    pub(crate) startup_sync: bool,
     pub(crate) replication_queue: usize,
     pub(crate) shutdown_grace: Duration,
 }
@@ -91,6 +92,7 @@ impl Default for ServerConfig {
             replication_batch_size: 250,
             replication_delay: Duration::from_millis(500),
             replication_timeout: Duration::from_secs(5),
+            startup_sync: true,
             replication_queue: 10_000,
             shutdown_grace: Duration::from_secs(10),
         }

@@ -49,6 +49,7 @@ mod dashboard;
 mod delta;
 mod error;
 mod lease;
+mod peer_sync;
 mod rate;
 mod record;
 mod registry;
@@ -326,6 +327,14 @@ impl EurekaServerBuilder {
         self
     }
 
+    /// Whether a server with peers copies a peer's registry before it serves (Eureka's start-up
+    /// sync). Default on: the first peer that answers within the replication timeout (5 s) is
+    /// copied; when none does, the server starts empty and fills up from heartbeats.
+    pub fn startup_sync(mut self, enabled: bool) -> Self {
+        self.config.startup_sync = enabled;
+        self
+    }
+
     /// How long [`EurekaServer::shutdown`] waits for in-flight requests. Default 10 s.
     pub fn shutdown_grace(mut self, grace: Duration) -> Self {
         self.config.shutdown_grace = grace;
@@ -383,6 +392,12 @@ impl EurekaServerBuilder {
         let clock = feign_core::clock::Clock::new();
         let (replicator, queues) = Replicator::new(&config.peers, config.replication_queue);
         let registry = Arc::new(Registry::new(config.clone(), clock, replicator));
+        if config.startup_sync && !config.peers.is_empty() {
+            if let Some(client) = replication::peer_client(&config) {
+                let timeout = config.replication_timeout;
+                peer_sync::copy_from_peers(&registry, &client, &config.peers, timeout).await;
+            }
+        }
         let mut background = replication::spawn_workers(&registry, queues, &config);
         background.extend(tasks::spawn(&registry));
         let state = Arc::new(AppState {

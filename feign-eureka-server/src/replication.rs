@@ -67,21 +67,26 @@ pub(crate) fn apply(registry: &Registry, item: ReplicationItem) -> ItemResponse 
     }
 }
 
+/// The HTTP client that talks to peers: replication and the start-up copy. Peers' redirects are
+/// not followed: a peer answers for itself.
+pub(crate) fn peer_client(config: &ServerConfig) -> Option<reqwest::Client> {
+    feign_core::reqwest_builder(
+        Duration::from_secs(1),
+        None,
+        Some(config.replication_timeout),
+    )
+    .no_proxy()
+    .build()
+    .ok()
+}
+
 /// Starts one batching sender per peer. They stop when the registry is dropped.
 pub(crate) fn spawn_workers(
     registry: &Arc<Registry>,
     queues: PeerQueues,
     config: &ServerConfig,
 ) -> Vec<tokio::task::JoinHandle<()>> {
-    // Peers' redirects are not followed: a peer answers for itself.
-    let client = feign_core::reqwest_builder(
-        Duration::from_secs(1),
-        None,
-        Some(config.replication_timeout),
-    )
-    .no_proxy()
-    .build();
-    let Ok(client) = client else {
+    let Some(client) = peer_client(config) else {
         tracing::error!("cannot build the replication HTTP client; replication is off");
         return Vec::new();
     };

@@ -334,3 +334,67 @@ async fn status_changes_replicate_with_the_stored_last_dirty_timestamp() {
     }
     server.shutdown().await;
 }
+
+/// A node that starts with a peer copies the peer's registry before it answers its first read
+/// (Eureka's start-up sync); without the sync it starts empty; an unreachable peer does not hold
+/// the start.
+#[tokio::test]
+async fn a_node_starting_with_peers_copies_their_registry_before_serving() {
+    let first = dev().start().await.unwrap();
+    for n in 1..=3 {
+        let id = format!("a-{n}");
+        let body = instance("A", &id, 8000 + n, "UP", 1_732_881_099_990);
+        assert_eq!(register(first.url(), "A", &body).await, 204);
+    }
+    let (status, _) = call(
+        Method::PUT,
+        first.url(),
+        "apps/A/a-2/status?value=OUT_OF_SERVICE",
+    )
+    .await;
+    assert_eq!(status, 200);
+
+    let second = dev().peer(first.url()).start().await.unwrap();
+    let doc = get_json(second.url(), "apps/").await;
+    let mut copied: Vec<(String, String)> = instances(&doc)
+        .iter()
+        .map(|i| {
+            let id = i["instanceId"].as_str().unwrap().to_owned();
+            (id, i["status"].as_str().unwrap().to_owned())
+        })
+        .collect();
+    copied.sort();
+    let expected = [("a-1", "UP"), ("a-2", "OUT_OF_SERVICE"), ("a-3", "UP")];
+    let expected: Vec<(String, String)> = expected
+        .iter()
+        .map(|(i, s)| ((*i).to_owned(), (*s).to_owned()))
+        .collect();
+    assert_eq!(
+        copied, expected,
+        "the first read already has the peer's registry"
+    );
+
+    let unsynced = dev()
+        .peer(first.url())
+        .startup_sync(false)
+        .start()
+        .await
+        .unwrap();
+    assert_eq!(unsynced.instance_count(), 0);
+
+    let started = std::time::Instant::now();
+    let lonely = dev()
+        .peer(format!("{}/eureka/", feign_test_support::closed_port_url()))
+        .start()
+        .await
+        .unwrap();
+    assert_eq!(lonely.instance_count(), 0);
+    assert!(
+        started.elapsed() < Duration::from_secs(3),
+        "{:?}",
+        started.elapsed()
+    );
+    for server in [first, second, unsynced, lonely] {
+        server.shutdown().await;
+    }
+}
