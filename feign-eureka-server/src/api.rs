@@ -12,7 +12,9 @@ use axum::response::Response;
 use http::{header, HeaderMap, HeaderValue, Method, StatusCode};
 use percent_encoding::percent_decode_str;
 
-use crate::batch::{BatchResponse, ItemResponse, ReplicationList, REPLICATION_HEADER};
+use crate::batch::{
+    Action, BatchResponse, ItemResponse, ReplicationItem, ReplicationList, REPLICATION_HEADER,
+};
 use crate::cache::{gzip, CacheKey};
 use crate::registry::RenewOutcome;
 use crate::replication;
@@ -96,7 +98,7 @@ pub(crate) async fn handle(
 }
 
 /// A 404 or 405 without a body gets Spring Boot's JSON error body, as the real server's
-/// answers carry: `{"timestamp":…,"status":404,"error":"Not Found","path":…}`.
+/// answers carry.
 fn with_error_body(response: Response, path: &str, now_ms: u64) -> Response {
     let status = response.status();
     if !matches!(
@@ -106,9 +108,15 @@ fn with_error_body(response: Response, path: &str, now_ms: u64) -> Response {
     {
         return response;
     }
+    error_body(status, path, now_ms)
+}
+
+/// `status` with Spring Boot's JSON error body:
+/// `{"timestamp":…,"status":404,"error":"Not Found","path":…}`, in Spring's key order.
+pub(crate) fn error_body(status: StatusCode, path: &str, now_ms: u64) -> Response {
     let at = std::time::UNIX_EPOCH + std::time::Duration::from_millis(now_ms);
     let timestamp = humantime::format_rfc3339_millis(at).to_string();
-    // Written in Spring's key order; the path is the only text from the request, so escaped.
+    // The path is the only text from the request, so it is escaped.
     let body = format!(
         r#"{{"timestamp":"{}","status":{},"error":"{}","path":{}}}"#,
         timestamp.replace('Z', "+00:00"),
@@ -363,6 +371,12 @@ impl Call<'_> {
     }
 
     fn batch(&self, body: &[u8]) -> Response {
+        if !self.state.peer_ips.contains(&self.peer.ip()) {
+            return text(
+                StatusCode::FORBIDDEN,
+                "replication batches are taken only from this server's configured peers",
+            );
+        }
         let list: ReplicationList = match serde_json::from_slice(body) {
             Ok(list) => list,
             Err(error) => {
@@ -388,6 +402,10 @@ impl Call<'_> {
                         None => Ok(()),
                     });
                 match valid {
+                    Ok(()) if !self.admits_replicated(&item) => ItemResponse {
+                        status_code: 503,
+                        response_entity: None,
+                    },
                     Ok(()) => replication::apply(&self.state.registry, item),
                     Err(_) => ItemResponse {
                         status_code: 400,
@@ -398,6 +416,22 @@ impl Call<'_> {
             .collect();
         let body = serde_json::to_vec(&BatchResponse { response_list }).unwrap_or_default();
         json(Bytes::from(body))
+    }
+}
+
+impl Call<'_> {
+    /// A replicated registration takes a token of the registration limit, as the peer's own
+    /// clients' registrations would; refused ones are answered 503, which peers take as
+    /// congestion, and come back through the instances' heartbeats.
+    fn admits_replicated(&self, item: &ReplicationItem) -> bool {
+        if item.action != Action::Register {
+            return true;
+        }
+        let Some(limiter) = &self.state.limiter else {
+            return true;
+        };
+        let now = self.state.registry.clock.now_ms();
+        limiter.acquire(self.peer.ip(), now).is_ok()
     }
 }
 

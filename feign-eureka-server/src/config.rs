@@ -63,6 +63,8 @@ pub(crate) struct ServerConfig {
     pub(crate) replication_delay: Duration,
     pub(crate) replication_timeout: Duration,
     pub(crate) startup_sync: bool,
+    /// User name and password every request must carry (HTTP basic auth).
+    pub(crate) credentials: Option<feign_core::Credentials>,
     pub(crate) replication_queue: usize,
     pub(crate) shutdown_grace: Duration,
 }
@@ -93,6 +95,7 @@ impl Default for ServerConfig {
             replication_delay: Duration::from_millis(500),
             replication_timeout: Duration::from_secs(5),
             startup_sync: true,
+            credentials: None,
             replication_queue: 10_000,
             shutdown_grace: Duration::from_secs(10),
         }

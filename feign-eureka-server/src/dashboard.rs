@@ -202,7 +202,10 @@ fn render(state: &AppState, nonce: &str) -> String {
     let peers: Vec<String> = registry
         .replicator()
         .peers()
-        .map(|p| format!("<li class=\"mono\">{}</li>", escape(p)))
+        .map(|p| {
+            let shown = feign_core::redact_url(p).to_string();
+            format!("<li class=\"mono\">{}</li>", escape(&shown))
+        })
         .collect();
     let peers = if peers.is_empty() {
         "<div class=\"empty\">No peers: this registry runs alone.</div>".to_owned()

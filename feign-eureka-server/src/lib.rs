@@ -42,6 +42,7 @@
 //! replicated after start re-register what it misses).
 
 mod api;
+mod auth;
 mod batch;
 mod cache;
 mod config;
@@ -327,6 +328,15 @@ impl EurekaServerBuilder {
         self
     }
 
+    /// Requires HTTP basic auth with `username` and `password` on every request, the dashboard
+    /// included (as Spring Security's basic auth in front of a Eureka server): others get 401
+    /// with `WWW-Authenticate`. Peers then need the credentials in their URLs
+    /// (`http://user:password@host:8761/eureka/`), which replication sends as basic auth.
+    pub fn credentials(mut self, username: impl Into<String>, password: impl Into<String>) -> Self {
+        self.config.credentials = Some(feign_core::Credentials::new(username, password));
+        self
+    }
+
     /// Whether a server with peers copies a peer's registry before it serves (Eureka's start-up
     /// sync). Default on: the first peer that answers within the replication timeout (5 s) is
     /// copied; when none does, the server starts empty and fills up from heartbeats.
@@ -359,6 +369,14 @@ impl EurekaServerBuilder {
                 "intervals must be longer than zero",
             ));
         }
+        if c.credentials
+            .as_ref()
+            .is_some_and(|c| c.basic_authorization().is_none())
+        {
+            return Err(ServerError::InvalidSetting(
+                "credentials must not contain control characters",
+            ));
+        }
         if c.limits.lease_min_secs == 0 || c.limits.lease_min_secs > c.limits.lease_max_secs {
             return Err(ServerError::InvalidSetting(
                 "lease bounds must satisfy 1 s <= min <= max",
@@ -388,6 +406,7 @@ impl EurekaServerBuilder {
         })?;
         let url = format!("http://{addr}/eureka/");
         config.peers = peer_urls(&config.peers, addr)?;
+        let auth = config.credentials.as_ref().and_then(auth::BasicAuth::new);
         let config = Arc::new(config);
         let clock = feign_core::clock::Clock::new();
         let (replicator, queues) = Replicator::new(&config.peers, config.replication_queue);
@@ -406,10 +425,23 @@ impl EurekaServerBuilder {
             started_ms: clock.now_ms(),
             url,
             registry,
+            auth,
+            peer_ips: peer_ips(&config.peers).await,
         });
+        if state.auth.is_none() && !addr.ip().is_loopback() {
+            tracing::warn!(
+                %addr,
+                "the registry listens beyond loopback without credentials: anyone who reaches it \
+                 can register, cancel or override instances"
+            );
+        }
         let router = Router::new()
             .route("/", get(dashboard::page))
             .route("/eureka/{*rest}", any(api::handle))
+            .layer(axum::middleware::from_fn_with_state(
+                state.clone(),
+                auth::require,
+            ))
             .with_state(state.clone());
         let (stop, stopped) = oneshot::channel::<()>();
         let serve = tokio::spawn(async move {
@@ -435,13 +467,41 @@ impl EurekaServerBuilder {
     }
 }
 
+/// The addresses the peers' host names resolve to; a name that does not resolve is logged.
+async fn peer_ips(peers: &[String]) -> Vec<std::net::IpAddr> {
+    let mut ips = Vec::new();
+    for peer in peers {
+        let Ok(url) = url::Url::parse(peer) else {
+            continue;
+        };
+        let (Some(host), Some(port)) = (url.host_str(), url.port_or_known_default()) else {
+            continue;
+        };
+        let host = host
+            .trim_start_matches('[')
+            .trim_end_matches(']')
+            .to_owned();
+        match tokio::net::lookup_host((host, port)).await {
+            Ok(addrs) => ips.extend(addrs.map(|addr| addr.ip())),
+            Err(error) => {
+                tracing::warn!(peer = %feign_core::redact_url(peer), %error, "a peer's host does not resolve; its replication batches will be refused");
+            }
+        }
+    }
+    ips.sort_unstable();
+    ips.dedup();
+    ips
+}
+
 /// Normalizes peer URLs (trailing `/`), rejects bad ones and drops this server's own.
 fn peer_urls(peers: &[String], own: SocketAddr) -> Result<Vec<String>, ServerError> {
     let mut out: Vec<String> = Vec::new();
     for raw in peers {
-        let parsed = url::Url::parse(raw).map_err(|_| ServerError::InvalidPeerUrl(raw.clone()))?;
+        // The error names the URL without the password it may hold.
+        let invalid = || ServerError::InvalidPeerUrl(feign_core::redact_url(raw).to_string());
+        let parsed = url::Url::parse(raw).map_err(|_| invalid())?;
         if !matches!(parsed.scheme(), "http" | "https") || parsed.host_str().is_none() {
-            return Err(ServerError::InvalidPeerUrl(raw.clone()));
+            return Err(invalid());
         }
         let same_port = parsed.port_or_known_default() == Some(own.port());
         let host = parsed.host_str().unwrap_or_default();

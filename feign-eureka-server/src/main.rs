@@ -52,6 +52,35 @@ struct Serve {
     /// eviction every second and a 1 s shutdown grace.
     #[arg(long)]
     dev: bool,
+    /// Require HTTP basic auth with this user name (and the password) on every request.
+    #[arg(long, value_name = "NAME", requires = "password")]
+    user: Option<String>,
+    /// The password for --user; better given through the environment than the command line.
+    #[arg(
+        long,
+        env = "FEIGN_EUREKA_PASSWORD",
+        hide_env_values = true,
+        value_name = "PASSWORD"
+    )]
+    password: Option<Password>,
+}
+
+/// A password from the command line or the environment, never shown by `Debug`.
+#[derive(Clone)]
+struct Password(String);
+
+impl std::str::FromStr for Password {
+    type Err = std::convert::Infallible;
+
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        Ok(Password(text.to_owned()))
+    }
+}
+
+impl std::fmt::Debug for Password {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("***")
+    }
 }
 
 #[derive(Debug, Args)]
@@ -140,6 +169,9 @@ async fn run_server(args: Serve) -> Result<(), CliError> {
     if args.dev {
         builder = builder.shutdown_grace(Duration::from_secs(1));
     }
+    if let (Some(user), Some(Password(password))) = (args.user, args.password) {
+        builder = builder.credentials(user, password);
+    }
     let server = builder.start().await?;
     println!("eureka registry: {}", server.url());
     println!("dashboard:       {}", server.dashboard_url());
@@ -164,15 +196,20 @@ fn error_chain(error: &(dyn std::error::Error + 'static)) -> String {
 }
 
 async fn list_apps(args: Apps) -> Result<(), CliError> {
-    let mut url = args.server;
+    // Credentials in the URL are sent as basic auth and never printed.
+    let (url, credentials) = feign_core::split_userinfo(&args.server);
+    let mut url = url.into_owned();
     if !url.ends_with('/') {
         url.push('/');
     }
     let client =
         feign_core::reqwest_builder(Duration::from_secs(10), None, Some(Duration::from_secs(10)))
             .build()?;
-    let response = client
-        .get(format!("{url}apps/"))
+    let mut request = client.get(format!("{url}apps/"));
+    if let Some(credentials) = &credentials {
+        request = request.basic_auth(credentials.username(), Some(credentials.password()));
+    }
+    let response = request
         .header("Accept", "application/json")
         .send()
         .await

@@ -4,6 +4,7 @@
 
 use std::time::Duration;
 
+use feign_core::Credentials;
 use feign_eureka::model::Applications;
 use http::header::ACCEPT;
 
@@ -20,7 +21,8 @@ pub(crate) async fn copy_from_peers(
     timeout: Duration,
 ) -> usize {
     for peer in peers {
-        match fetch(client, peer, timeout).await {
+        let (peer, credentials) = feign_core::split_userinfo(peer);
+        match fetch(client, &peer, credentials.as_ref(), timeout).await {
             Ok(apps) => {
                 let copied = take(registry, apps);
                 tracing::info!(%peer, instances = copied, "copied the registry of a peer at start");
@@ -48,10 +50,14 @@ enum SyncError {
 async fn fetch(
     client: &reqwest::Client,
     peer: &str,
+    credentials: Option<&Credentials>,
     timeout: Duration,
 ) -> Result<Applications, SyncError> {
-    let response = client
-        .get(format!("{peer}apps/"))
+    let mut request = client.get(format!("{peer}apps/"));
+    if let Some(credentials) = credentials {
+        request = request.basic_auth(credentials.username(), Some(credentials.password()));
+    }
+    let response = request
         .header(ACCEPT, "application/json")
         .timeout(timeout)
         .send()

@@ -4,6 +4,8 @@
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 
+use feign_core::Credentials;
+
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 
@@ -93,10 +95,12 @@ pub(crate) fn spawn_workers(
     queues
         .into_iter()
         .map(|(peer, rx)| {
+            let (base, credentials) = feign_core::split_userinfo(&peer);
             let worker = Worker {
                 registry: Arc::downgrade(registry),
                 client: client.clone(),
-                url: format!("{peer}peerreplication/batch/"),
+                url: format!("{base}peerreplication/batch/"),
+                credentials,
                 peer,
                 batch_size: config.replication_batch_size.max(1),
                 delay: config.replication_delay,
@@ -124,7 +128,9 @@ struct Worker {
     registry: Weak<Registry>,
     peer: String,
     client: reqwest::Client,
+    /// The batch URL, without the credentials the peer's URL held.
     url: String,
+    credentials: Option<Credentials>,
     batch_size: usize,
     delay: Duration,
 }
@@ -170,9 +176,11 @@ impl Worker {
 
     async fn post(&self, body: &ReplicationList) -> Result<BatchResponse, DeliveryError> {
         let body = serde_json::to_vec(body).map_err(DeliveryError::Encode)?;
-        let response = self
-            .client
-            .post(&self.url)
+        let mut request = self.client.post(&self.url);
+        if let Some(credentials) = &self.credentials {
+            request = request.basic_auth(credentials.username(), Some(credentials.password()));
+        }
+        let response = request
             .header(REPLICATION_HEADER, "true")
             .header(http::header::ACCEPT, "application/json")
             .header(http::header::CONTENT_TYPE, "application/json")

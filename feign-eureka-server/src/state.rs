@@ -1,8 +1,10 @@
 //! What the HTTP handlers share.
 
+use std::net::IpAddr;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
+use crate::auth::BasicAuth;
 use crate::rate::RateLimiter;
 use crate::registry::Registry;
 
@@ -14,4 +16,9 @@ pub(crate) struct AppState {
     pub(crate) shutting_down: AtomicBool,
     pub(crate) started_ms: u64,
     pub(crate) url: String,
+    /// The credentials every request must carry, when the registry has them.
+    pub(crate) auth: Option<BasicAuth>,
+    /// The addresses the configured peers' host names resolved to at start: replication
+    /// batches are taken only from these.
+    pub(crate) peer_ips: Vec<IpAddr>,
 }

@@ -88,9 +88,20 @@ async fn apps_escapes_control_characters_a_registry_holds() {
 /// Runs `feign-eureka serve --port {port} {args}` and reads its stdout (where the log goes too)
 /// up to the first line containing `until`; returns the process and what it read.
 async fn serve(port: u16, args: &[&str], until: &str) -> (Child, String) {
+    serve_with_env(port, args, &[], until).await
+}
+
+/// [`serve`] with extra environment variables.
+async fn serve_with_env(
+    port: u16,
+    args: &[&str],
+    env: &[(&str, &str)],
+    until: &str,
+) -> (Child, String) {
     let mut child = Command::new(BIN)
         .args(["serve", "--port", &port.to_string()])
         .args(args)
+        .envs(env.iter().copied())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
@@ -142,6 +153,40 @@ async fn serve_dev_shows_a_registration_at_once() {
     assert_eq!(
         after["applications"]["application"][0]["name"], "ORDERS",
         "{after}"
+    );
+    child.kill().unwrap();
+    child.wait().unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn serve_with_a_user_requires_the_credentials_and_apps_sends_them() {
+    let refused = Command::new(BIN)
+        .args(["serve", "--user", "eureka"])
+        .env_remove("FEIGN_EUREKA_PASSWORD")
+        .output()
+        .expect("binary runs");
+    let err = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        !refused.status.success(),
+        "a user without a password is refused"
+    );
+    assert!(err.contains("--password"), "{err}");
+
+    let port = free_port();
+    let env = [("FEIGN_EUREKA_PASSWORD", "s3cret-pw")];
+    let (mut child, lines) = serve_with_env(port, &["--user", "eureka"], &env, "dashboard:").await;
+    assert!(!lines.contains("s3cret-pw"), "{lines}");
+    let url = format!("http://127.0.0.1:{port}/eureka/");
+    let (ok, _, err) = apps_of(&url).await;
+    assert!(!ok && err.contains("401"), "{err}");
+    let (ok, out, err) =
+        apps_of(&format!("http://eureka:s3cret-pw@127.0.0.1:{port}/eureka/")).await;
+    assert!(ok, "{err}");
+    assert!(out.contains("0 application(s)"), "{out}");
+    let (ok, _, err) = apps_of(&format!("http://eureka:wrong@127.0.0.1:{port}/eureka/")).await;
+    assert!(
+        !ok && !err.contains("wrong"),
+        "the password is not printed: {err}"
     );
     child.kill().unwrap();
     child.wait().unwrap();

@@ -7,7 +7,8 @@ use crate::support::start;
 use feign_eureka::model::InstanceStatus;
 use feign_eureka::{EurekaClient, InstanceConfig};
 
-async fn client(url: &str, app: &str, id: &str, port: u16) -> EurekaClient {
+/// A client registered with the registry at `url` as `app` / `id`, fetching every 200 ms.
+pub(crate) async fn client(url: &str, app: &str, id: &str, port: u16) -> EurekaClient {
     EurekaClient::builder()
         .service_urls([url])
         .instance(
@@ -25,7 +26,8 @@ async fn client(url: &str, app: &str, id: &str, port: u16) -> EurekaClient {
         .expect("client starts")
 }
 
-async fn eventually(mut check: impl FnMut() -> bool) -> bool {
+/// Whether `check` holds within 5 s.
+pub(crate) async fn eventually(mut check: impl FnMut() -> bool) -> bool {
     for _ in 0..100 {
         if check() {
             return true;

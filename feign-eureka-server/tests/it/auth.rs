@@ -1,0 +1,207 @@
+//! A registry behind basic auth, and replication taken only from configured peers: requests
+//! without the credentials get 401 as from Spring Security, our Eureka client and peers send the
+//! credentials their URLs hold, a batch from anywhere else is refused, and replicated
+//! registrations count against the registration limit.
+
+use std::net::{IpAddr, Ipv4Addr};
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+use crate::client::{client, eventually};
+use crate::support::{dev, http, instance};
+
+const USER: &str = "eureka";
+const PASSWORD: &str = "s3cret-pw";
+
+/// `base` (`http://127.0.0.1:port/eureka/`) with the credentials in it.
+fn with_credentials(base: &str, password: &str) -> String {
+    base.replacen("http://", &format!("http://{USER}:{password}@"), 1)
+}
+
+#[tokio::test]
+async fn a_registry_with_credentials_answers_only_requests_that_carry_them() {
+    let server = dev().credentials(USER, PASSWORD).start().await.unwrap();
+    let base = server.url();
+    let root = base.trim_end_matches("eureka/");
+    for url in [format!("{base}apps/"), root.to_owned()] {
+        let response = http().get(&url).send().await.unwrap();
+        assert_eq!(response.status(), 401, "{url}");
+        assert_eq!(
+            response.headers()["www-authenticate"],
+            "Basic realm=\"Realm\"",
+            "{url}"
+        );
+        let body: Value = serde_json::from_slice(&response.bytes().await.unwrap()).unwrap();
+        assert_eq!(body["error"], "Unauthorized");
+        let wrong = http()
+            .get(&url)
+            .basic_auth(USER, Some("guess"))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(wrong.status(), 401, "{url}");
+        let right = http()
+            .get(&url)
+            .basic_auth(USER, Some(PASSWORD))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(right.status(), 200, "{url}");
+    }
+    server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn our_client_registers_and_fetches_with_the_credentials_of_its_service_url() {
+    let server = dev().credentials(USER, PASSWORD).start().await.unwrap();
+    let url = with_credentials(server.url(), PASSWORD);
+    let orders = client(&url, "orders", "orders-1", 8080).await;
+    assert!(eventually(|| orders.is_registered()).await);
+    orders.refresh().await.expect("an authenticated fetch");
+    assert!(orders.applications().application("ORDERS").is_some());
+    orders.shutdown().await;
+    assert_eq!(
+        server.instance_count(),
+        0,
+        "deregistered with the credentials too"
+    );
+    server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn peers_replicate_with_the_credentials_their_urls_hold() {
+    let first_port = feign_test_support::free_port();
+    let first_url = format!("http://127.0.0.1:{first_port}/eureka/");
+    let second = dev()
+        .credentials(USER, PASSWORD)
+        .peer(with_credentials(&first_url, PASSWORD))
+        .replication_delay(Duration::from_millis(10))
+        .start()
+        .await
+        .unwrap();
+    let first = dev()
+        .bind(format!("127.0.0.1:{first_port}"))
+        .credentials(USER, PASSWORD)
+        .peer(with_credentials(second.url(), PASSWORD))
+        .replication_delay(Duration::from_millis(10))
+        .start()
+        .await
+        .unwrap();
+    let body = instance("A", "a-1", 8080, "UP", 1_732_881_099_990);
+    let registered = http()
+        .post(format!("{first_url}apps/A"))
+        .basic_auth(USER, Some(PASSWORD))
+        .header("Content-Type", "application/json")
+        .body(body.to_string())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(registered.status(), 204);
+    assert!(
+        eventually(|| second.instance_count() == 1).await,
+        "replicated"
+    );
+
+    // The dashboard names the peer without its password.
+    let page = http()
+        .get(first_url.trim_end_matches("eureka/"))
+        .basic_auth(USER, Some(PASSWORD))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        page.contains(&format!("{USER}:***@127.0.0.1")),
+        "peer listed"
+    );
+    assert!(!page.contains(PASSWORD), "the password is not shown");
+    first.shutdown().await;
+    second.shutdown().await;
+}
+
+/// A `Register` item of a replication batch for app `A`.
+fn register_item(n: usize) -> Value {
+    let id = format!("a-{n}");
+    let body = instance("A", &id, 8080, "UP", 1_732_881_099_990);
+    json!({
+        "appName": "A",
+        "id": id,
+        "lastDirtyTimestamp": 1_732_881_099_990u64,
+        "status": "UP",
+        "action": "Register",
+        "instanceInfo": body["instance"],
+    })
+}
+
+/// Posts a batch of `items` to `base` from the local address `from`; returns the status and
+/// each item's status code.
+async fn post_batch(base: &str, from: Ipv4Addr, items: Vec<Value>) -> (u16, Vec<u64>) {
+    let client = reqwest::Client::builder()
+        .local_address(IpAddr::V4(from))
+        .build()
+        .unwrap();
+    let response = client
+        .post(format!("{base}peerreplication/batch/"))
+        .header("x-netflix-discovery-replication", "true")
+        .header("Content-Type", "application/json")
+        .body(json!({ "replicationList": items }).to_string())
+        .send()
+        .await
+        .unwrap();
+    let status = response.status().as_u16();
+    let body: Value =
+        serde_json::from_slice(&response.bytes().await.unwrap()).unwrap_or(Value::Null);
+    let codes = body["responseList"]
+        .as_array()
+        .map(|list| {
+            list.iter()
+                .map(|r| r["statusCode"].as_u64().unwrap())
+                .collect()
+        })
+        .unwrap_or_default();
+    (status, codes)
+}
+
+#[tokio::test]
+async fn replication_batches_are_taken_only_from_configured_peers() {
+    // Nothing listens on the peer's port; what matters is the address it names.
+    let peer = format!("{}/eureka/", feign_test_support::closed_port_url());
+    let server = dev().peer(peer).startup_sync(false).start().await.unwrap();
+    let base = server.url();
+    let stranger = Ipv4Addr::new(127, 0, 0, 2);
+    let (status, _) = post_batch(base, stranger, vec![register_item(1)]).await;
+    assert_eq!(status, 403, "127.0.0.2 is not a peer");
+    assert_eq!(server.instance_count(), 0);
+    let (status, codes) = post_batch(base, Ipv4Addr::LOCALHOST, vec![register_item(1)]).await;
+    assert_eq!((status, codes), (200, vec![200]), "127.0.0.1 is the peer");
+    assert_eq!(server.instance_count(), 1);
+    server.shutdown().await;
+
+    let alone = dev().start().await.unwrap();
+    let (status, _) = post_batch(alone.url(), Ipv4Addr::LOCALHOST, vec![register_item(1)]).await;
+    assert_eq!(status, 403, "a server without peers takes no batch");
+    alone.shutdown().await;
+}
+
+#[tokio::test]
+async fn replicated_registrations_count_against_the_registration_limit() {
+    let peer = format!("{}/eureka/", feign_test_support::closed_port_url());
+    let server = dev()
+        .peer(peer)
+        .startup_sync(false)
+        .registration_rate_limit(Some((10, 1)))
+        .start()
+        .await
+        .unwrap();
+    let items = (0..500).map(register_item).collect();
+    let (status, codes) = post_batch(server.url(), Ipv4Addr::LOCALHOST, items).await;
+    assert_eq!(status, 200);
+    let admitted = codes.iter().filter(|&&code| code == 200).count();
+    assert!((10..=12).contains(&admitted), "{admitted} admitted");
+    assert!(codes.iter().all(|&code| code == 200 || code == 503));
+    assert_eq!(server.instance_count(), admitted);
+    server.shutdown().await;
+}
