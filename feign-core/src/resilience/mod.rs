@@ -29,6 +29,7 @@ mod metrics;
 mod registry;
 mod state;
 mod window;
+mod word;
 
 use std::any::Any;
 use std::future::Future;
