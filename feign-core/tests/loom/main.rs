@@ -18,7 +18,11 @@
 //! whole binary to a few seconds. A deeper search, minutes in a release build:
 //! `LOOM_MAX_PREEMPTIONS=4 cargo test -p feign-core --release --test loom`.
 
+#[allow(dead_code)] // each crate's models use part of it
+mod support;
 mod sync;
+
+use support::check;
 
 #[path = "../../src/cow_map.rs"]
 #[allow(dead_code)]
@@ -74,13 +78,4 @@ impl std::fmt::Display for Error {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(&self.0)
     }
-}
-
-/// A model runner with `preemption_bound` unless `LOOM_MAX_PREEMPTIONS` sets one.
-fn check(preemption_bound: usize, model: impl Fn() + Sync + Send + 'static) {
-    let mut builder = loom::model::Builder::new();
-    if builder.preemption_bound.is_none() {
-        builder.preemption_bound = Some(preemption_bound);
-    }
-    builder.check(model);
 }

@@ -3,9 +3,7 @@
 pub(crate) use loom::sync::atomic::{AtomicU64, Ordering};
 pub(crate) use loom::sync::{Arc, Mutex, MutexGuard};
 
-#[path = "arc_swap.rs"]
-mod arc_swap;
-pub(crate) use arc_swap::ArcSwap;
+pub(crate) use crate::support::ArcSwap;
 
 /// tokio's `Mutex`, as the token refresh uses it: `try_lock`, and `lock` awaited. The model
 /// runs one future per loom thread (`block_on`), so waiting for the lock may block that thread.
