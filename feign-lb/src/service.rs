@@ -157,6 +157,19 @@ impl ServiceLb {
         if !first && self.rebuilding.swap(true, Ordering::Acquire) {
             return;
         }
+        let current = if first {
+            current
+        } else {
+            // Another caller may have rebuilt between the load above and the gate: build on
+            // what is published now, so its new instances keep their stats and attempts.
+            drop(current);
+            let current = self.snapshot.load();
+            if current.version == version {
+                self.rebuilding.store(false, Ordering::Release);
+                return;
+            }
+            current
+        };
         let instances = supplier.instances(&self.state.name);
         let next = Snapshot::build(
             version,
