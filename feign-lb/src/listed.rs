@@ -47,7 +47,9 @@ impl Listed {
 
 impl Clone for Listed {
     fn clone(&self) -> Listed {
-        Listed::new(self.0.clone())
+        // Counted before the reference exists, as in `new`.
+        self.0.listings.fetch_add(1, Ordering::Relaxed);
+        Listed(self.0.clone())
     }
 }
 
