@@ -1,16 +1,17 @@
 //! The recently-changed queue behind `GET apps/delta`.
 
 use std::collections::VecDeque;
-use std::sync::{Arc, Mutex, MutexGuard};
 
 use feign_eureka::model::InstanceInfo;
 
 use crate::lease::Lease;
+use crate::sync::{Arc, Mutex, MutexGuard};
 
 /// Changed leases with the time of the change; entries older than the retention are dropped.
 ///
 /// A change to a stored lease and its entry are made in one step under the queue's lock, so a
-/// reader of the queue never finds a change without its entry.
+/// reader of the queue never finds a change without its entry (checked by the models of
+/// `tests/loom/`).
 #[derive(Debug, Default)]
 pub(crate) struct DeltaQueue {
     entries: Mutex<VecDeque<(u64, Arc<Lease>)>>,

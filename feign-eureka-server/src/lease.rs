@@ -1,15 +1,13 @@
 //! A registration's lease: its timestamps, kept in atomics so renewals need no write lock, and
 //! the stored instance, which a cancellation turns into a `DELETED` record that no change made
-//! concurrently can replace.
+//! concurrently can replace (checked by the models of `tests/loom/`).
 
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
 
-use arc_swap::ArcSwap;
 use feign_eureka::model::{ActionType, InstanceInfo};
 
 use crate::record;
+use crate::sync::{Arc, ArcSwap, AtomicU64, Ordering};
 
 /// Leases by upper-case application name, then instance id.
 pub(crate) type AppTable = BTreeMap<String, BTreeMap<String, Arc<Lease>>>;
@@ -138,45 +136,5 @@ impl Lease {
                     .last_update_ms()
                     .saturating_add(self.duration_ms())
                     .saturating_add(extra_ms)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn lease(netflix: bool) -> Lease {
-        Lease::new(
-            InstanceInfo::new("A", "h", "127.0.0.1", 80),
-            30,
-            90,
-            1_000,
-            netflix,
-        )
-    }
-
-    #[test]
-    fn an_unrenewed_lease_expires_after_one_duration() {
-        let l = lease(true);
-        assert!(!l.is_expired(91_000, 0));
-        assert!(l.is_expired(91_001, 0));
-    }
-
-    #[test]
-    fn netflix_mode_expires_two_durations_after_the_last_renewal() {
-        let l = lease(true);
-        l.renew(10_000);
-        assert!(!l.is_expired(190_000, 0));
-        assert!(l.is_expired(190_001, 0));
-        let exact = lease(false);
-        exact.renew(10_000);
-        assert!(exact.is_expired(100_001, 0));
-    }
-
-    #[test]
-    fn a_cancelled_lease_is_expired() {
-        let l = lease(false);
-        l.cancel(2_000);
-        assert!(l.is_expired(2_000, 0));
     }
 }
