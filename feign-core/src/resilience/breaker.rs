@@ -3,9 +3,9 @@
 //! The state, the half-open permits left and a generation share one atomic word
 //! ([`super::word`]), so admitting a call is a load in the closed state and one compare-and-swap
 //! in the half-open state (which is why exactly the permitted number of calls get through,
-//! however many race). Outcomes go to a small mutex-protected window; transitions happen under
-//! that mutex and bump the generation, so the outcome of a call admitted before a transition is
-//! never counted after it.
+//! however many race). Outcomes go to small mutex-protected windows ([`super::outcomes`]);
+//! transitions happen under that mutex and bump the generation, so the outcome of a call
+//! admitted before a transition is never counted after it.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
@@ -16,17 +16,11 @@ use tokio::time::Instant;
 use super::classify::Classification;
 use super::config::CircuitBreakerConfig;
 use super::metrics::{BreakerMetrics, CallKind};
+use super::outcomes::{Thresholds, Windows};
 use super::state::{CircuitState, StateTransition};
-use super::window::{Rates, Window};
 use super::word::{Admission, StateWord, Word};
 use crate::clock::Clock;
 use crate::Error;
-
-/// The windows outcomes are recorded in, one per recording state.
-struct Windows {
-    closed: Window,
-    half_open: Window,
-}
 
 /// One circuit breaker.
 pub(crate) struct Breaker {
@@ -49,12 +43,18 @@ impl Breaker {
             word: StateWord::new(),
             open_until: AtomicU64::new(0),
             clock: Clock::new(),
-            windows: Mutex::new(Windows {
-                closed: Window::new(config.sliding_window_size as usize),
-                half_open: Window::new(
-                    config.permitted_number_of_calls_in_half_open_state as usize,
-                ),
-            }),
+            windows: Mutex::new(Windows::new(
+                config.sliding_window_size as usize,
+                Thresholds {
+                    failure_rate: config.failure_rate_threshold,
+                    slow_call_rate: config.slow_call_rate_threshold,
+                    minimum_calls: config
+                        .minimum_number_of_calls
+                        .min(config.sliding_window_size)
+                        as usize,
+                    trials: config.permitted_number_of_calls_in_half_open_state as usize,
+                },
+            )),
             metrics: BreakerMetrics::register(name),
             me: me.clone(),
         })
@@ -133,39 +133,9 @@ impl Breaker {
         let slow = elapsed >= self.config.slow_call_duration_threshold;
         let mut windows = self.lock();
         let word = self.word.load();
-        if word.generation() != generation_admitted {
-            return;
+        if let Some(to) = windows.record(word, generation_admitted, failed, slow) {
+            self.transition(&mut windows, word, to);
         }
-        match word.state() {
-            CircuitState::Closed => {
-                let rates = windows.closed.record(failed, slow);
-                let minimum = self
-                    .config
-                    .minimum_number_of_calls
-                    .min(self.config.sliding_window_size) as usize;
-                if rates.calls >= minimum && self.over_threshold(rates) {
-                    self.transition(&mut windows, word, CircuitState::Open);
-                }
-            }
-            CircuitState::HalfOpen => {
-                let rates = windows.half_open.record(failed, slow);
-                let trials = self.config.permitted_number_of_calls_in_half_open_state as usize;
-                if rates.calls >= trials {
-                    let to = if self.over_threshold(rates) {
-                        CircuitState::Open
-                    } else {
-                        CircuitState::Closed
-                    };
-                    self.transition(&mut windows, word, to);
-                }
-            }
-            CircuitState::Open => {}
-        }
-    }
-
-    fn over_threshold(&self, rates: Rates) -> bool {
-        rates.failure_rate >= self.config.failure_rate_threshold
-            || rates.slow_call_rate >= self.config.slow_call_rate_threshold
     }
 
     /// Moves from the state in `word` to `to`; the caller holds the windows' lock, so this is
@@ -176,8 +146,7 @@ impl Breaker {
             CircuitState::HalfOpen => self.config.permitted_number_of_calls_in_half_open_state,
             _ => 0,
         };
-        windows.closed.clear();
-        windows.half_open.clear();
+        windows.clear();
         let deadline = Instant::now() + self.config.wait_duration_in_open_state;
         if to == CircuitState::Open {
             // Written before the state, so no caller sees `Open` with an old deadline.

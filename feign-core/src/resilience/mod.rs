@@ -26,6 +26,7 @@ mod classify;
 mod config;
 mod fallback;
 mod metrics;
+mod outcomes;
 mod registry;
 mod state;
 mod window;

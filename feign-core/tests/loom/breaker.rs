@@ -1,12 +1,15 @@
 //! The circuit breaker's state word: half-open admits at most the permitted number of calls, a
 //! permit given back is never lost nor doubled, and a transition is never undone by anything
 //! done in an older generation (a late permit given back, a second transition from the same
-//! state), so the word never holds an impossible state such as closed with permits left.
+//! state), so the word never holds an impossible state such as closed with permits left. And
+//! the outcomes recorded under the breaker's lock: none of the current state is lost, none of
+//! an older state counts, and they move the breaker once.
 
 use loom::sync::atomic::{AtomicUsize, Ordering};
-use loom::sync::Arc;
+use loom::sync::{Arc, Mutex};
 use loom::thread;
 
+use super::outcomes::{Thresholds, Windows};
 use super::state::CircuitState;
 use super::word::{Admission, StateWord, Word};
 use crate::check;
@@ -115,5 +118,76 @@ fn one_of_two_transitions_from_a_state_wins() {
         assert_eq!(word.load(), moved[0]);
         assert_eq!(moved[0].generation(), 2);
         assert_eq!(moved[0].permits(), 0);
+    });
+}
+
+/// A breaker reduced to its state word and its windows, recording as `Breaker::record` and
+/// `Breaker::transition` do: under the windows' lock, the outcome counted against the word
+/// read there, and the transition it calls for made (windows cleared, word advanced).
+struct Breaker {
+    word: StateWord,
+    windows: Mutex<Windows>,
+}
+
+impl Breaker {
+    fn record(&self, generation: u64, failed: bool) {
+        let mut windows = self.windows.lock().unwrap();
+        let word = self.word.load();
+        if let Some(to) = windows.record(word, generation, failed, false) {
+            windows.clear();
+            let permits = if to == CircuitState::HalfOpen {
+                PERMITTED
+            } else {
+                0
+            };
+            self.word.advance(word, to, permits);
+        }
+    }
+}
+
+/// Two half-open trial calls fail while a call admitted before the breaker opened reports a
+/// success late: the late success is not counted (it would make the failure rate 50 %, under the
+/// 60 % threshold, and close the breaker), neither failure is lost (the round would never end),
+/// and the breaker opens once, into the next generation.
+#[test]
+fn trial_outcomes_decide_the_round_once() {
+    check(2, || {
+        let thresholds = Thresholds {
+            failure_rate: 60.0,
+            slow_call_rate: 100.0,
+            minimum_calls: 4,
+            trials: PERMITTED as usize,
+        };
+        let breaker = Arc::new(Breaker {
+            word: StateWord::new(),
+            windows: Mutex::new(Windows::new(4, thresholds)),
+        });
+        let Admission::Admitted(closed) = breaker.word.admit() else {
+            panic!("closed refused a call");
+        };
+        breaker
+            .word
+            .advance(breaker.word.load(), CircuitState::HalfOpen, PERMITTED)
+            .expect("the only transition");
+        let trials: Vec<_> = (0..2)
+            .map(|_| {
+                let breaker = breaker.clone();
+                thread::spawn(move || {
+                    let Admission::Admitted(generation) = breaker.word.admit() else {
+                        panic!("a trial call refused");
+                    };
+                    breaker.record(generation, true);
+                })
+            })
+            .collect();
+        let late = {
+            let breaker = breaker.clone();
+            thread::spawn(move || breaker.record(closed, false))
+        };
+        for t in trials {
+            t.join().unwrap();
+        }
+        late.join().unwrap();
+        assert_eq!(breaker.word.load(), Word::new(CircuitState::Open, 0, 2));
     });
 }

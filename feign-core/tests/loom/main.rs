@@ -5,7 +5,7 @@
 //! | model | the code it checks |
 //! |---|---|
 //! | `cow_map` | `src/cow_map.rs`: `CopyOnWriteMap` |
-//! | `resilience::breaker` | `src/resilience/word.rs`: the circuit breaker's state word |
+//! | `resilience::breaker` | `src/resilience/word.rs` and `outcomes.rs`: the circuit breaker's state word and the outcomes recorded under its lock |
 //! | `interceptor::token_refresh` | `src/interceptor/token.rs`: the single-flight token refresh |
 //!
 //! Each model compiles the real source file (`#[path]`) beside a `sync` module of loom's types,
@@ -33,8 +33,10 @@ mod cow_map_model;
 // The included modules' own `mod` lines resolve in `src/`.
 #[path = "../../src/resilience"]
 mod resilience {
+    mod outcomes;
     #[allow(dead_code, unreachable_pub)]
     mod state;
+    mod window;
     mod word;
 
     #[path = "../../tests/loom/breaker.rs"]
