@@ -8,12 +8,13 @@
 //!
 //! A snapshot that drops an instance with attempts in flight keeps its listing as retired
 //! ([`retire`]), so the service's total still counts them; it lets go once they are done.
-//! The `listed` models of `tests/loom/` check the counts across snapshot swaps.
+//! Rebuilds go one at a time ([`Rebuilding`]). The models of `tests/loom/` check the counts
+//! across snapshot swaps.
 
 use std::ops::Deref;
 
 use crate::stats::InstanceStats;
-use crate::sync::{Arc, Ordering};
+use crate::sync::{Arc, ArcSwap, AtomicBool, Ordering};
 
 /// One snapshot's reference to an instance's stats.
 pub(crate) struct Listed(Arc<InstanceStats>);
@@ -73,9 +74,10 @@ impl Deref for Listed {
 /// replaces) as retired: the listings with attempts in flight that `listed_again` does not find
 /// in the new list.
 ///
-/// One rebuild at a time: a listing cloned between the two reads of [`Listed::in_flight`]
-/// can make it read one too few, and an attempt then in flight would go uncounted. Listings
-/// dropped meanwhile (an old snapshot's last reader leaving) only make it read one too many.
+/// One rebuild at a time ([`Rebuilding`]): a listing cloned between the two reads of
+/// [`Listed::in_flight`] can make it read one too few, and an attempt then in flight would go
+/// uncounted. Listings dropped meanwhile (an old snapshot's last reader leaving) only make it
+/// read one too many.
 pub(crate) fn retire<'a>(
     previous: impl IntoIterator<Item = &'a Listed>,
     listed_again: impl Fn(&Listed) -> bool,
@@ -85,4 +87,32 @@ pub(crate) fn retire<'a>(
         .filter(|s| s.in_flight() > 0 && !listed_again(s))
         .cloned()
         .collect()
+}
+
+/// The gate that lets one caller at a time rebuild a published snapshot, as [`retire`] needs.
+#[derive(Debug, Default)]
+pub(crate) struct Rebuilding(AtomicBool);
+
+impl Rebuilding {
+    /// Replaces what `published` holds with `rebuild` of it when `stale` finds it out of date,
+    /// unless another caller is rebuilding (the current value stays published meanwhile). The
+    /// value is read again once the gate is held, so a rebuild that ended in between is built
+    /// on rather than made again from the value it replaced.
+    pub(crate) fn run<T>(
+        &self,
+        published: &ArcSwap<T>,
+        stale: impl Fn(&T) -> bool,
+        rebuild: impl FnOnce(&T) -> T,
+    ) {
+        if !stale(&published.load()) || self.0.swap(true, Ordering::Acquire) {
+            return;
+        }
+        let current = published.load();
+        if stale(&current) {
+            let next = rebuild(&current);
+            drop(current);
+            published.store(Arc::new(next));
+        }
+        self.0.store(false, Ordering::Release);
+    }
 }

@@ -1,14 +1,16 @@
 //! Model checks of feign-lb's in-flight count with loom, which runs each model under every
 //! interleaving of its threads (up to a preemption bound) and fails on the first that breaks an
-//! assertion. `listed` checks `src/listed.rs`: the listing of an instance in a snapshot, the
-//! attempts counted by its reference count, and what a snapshot swap retires.
+//! assertion. `swap` checks `src/listed.rs`: the listing of an instance in a snapshot, the
+//! attempts counted by its reference count, what a snapshot swap retires, and the gate that
+//! lets one caller at a time rebuild.
 //!
 //! The model compiles the real `src/listed.rs` (`#[path]`) beside a `sync` module of loom's
 //! types, where the crate has std's (`src/sync.rs`); that is why this is a binary of its own,
 //! apart from `tests/it/`. `stats` below stands in for `InstanceStats`, of which `listed.rs`
-//! reads only the listings count, and the snapshots are reduced to their instance lists, built
-//! as `Snapshot::build` builds them (listings reused by instance, the rest retired by
-//! `listed::retire`) and published through a loom stand-in for ArcSwap.
+//! reads only the listings count, and the snapshots are reduced to their version and instance
+//! lists, built as `Snapshot::build` builds them (listings reused by instance, the rest retired
+//! by `listed::retire`) through `listed::Rebuilding` as `ServiceLb::refresh` does, and published
+//! through a loom stand-in for ArcSwap (`feign-core/tests/loom/support.rs`).
 //!
 //! Run with `cargo test -p feign-lb --test loom` (seconds). A deeper search, minutes in a
 //! release build: `LOOM_MAX_PREEMPTIONS=4 cargo test -p feign-lb --release --test loom`.
@@ -19,8 +21,9 @@ mod support;
 
 /// loom's counterparts of `src/sync.rs`.
 mod sync {
+    pub(crate) use crate::support::ArcSwap;
     #[allow(unused_imports)] // the stand-in `stats` names its own
-    pub(crate) use loom::sync::atomic::{AtomicU32, Ordering};
+    pub(crate) use loom::sync::atomic::{AtomicBool, AtomicU32, Ordering};
     pub(crate) use loom::sync::Arc;
 }
 
