@@ -14,9 +14,10 @@
 //! `tests/it/`. The few crate items a module names beside its protocol have small stand-ins
 //! here (`Error`, `BoxError`, `bearer`).
 //!
-//! Run with `cargo test -p feign-core --test loom`; each model's preemption bound keeps the
-//! whole binary to a few seconds. A deeper search, minutes in a release build:
-//! `LOOM_MAX_PREEMPTIONS=4 cargo test -p feign-core --release --test loom`.
+//! Run with `cargo test -p feign-core --test loom`; each model's preemption bound (2 or 3) keeps
+//! the whole binary to about ten seconds in a debug build on two cores. A deeper search, about
+//! four minutes there: `LOOM_MAX_PREEMPTIONS=4 cargo test -p feign-core --test loom` (the
+//! variable overrides every model's bound; `--release` makes it faster).
 
 #[allow(dead_code)] // each crate's models use part of it
 mod support;

@@ -12,9 +12,10 @@
 //! in `Registry`; a cancelled lease is taken out of it under that lock, so what is left to race
 //! is what holders of the lease found before (a renewal, an administrative change).
 //!
-//! Run with `cargo test -p feign-eureka-server --test loom` (seconds). A deeper search, minutes
-//! in a release build:
-//! `LOOM_MAX_PREEMPTIONS=4 cargo test -p feign-eureka-server --release --test loom`.
+//! Run with `cargo test -p feign-eureka-server --test loom` (about a second, each model bounded
+//! at two or three preemptions). A deeper search, about three minutes in a debug build on two
+//! cores: `LOOM_MAX_PREEMPTIONS=4 cargo test -p feign-eureka-server --test loom` (the variable
+//! overrides every model's bound).
 
 #[path = "../../../feign-core/tests/loom/support.rs"]
 #[allow(dead_code)] // each crate's models use part of it

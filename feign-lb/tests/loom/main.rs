@@ -12,8 +12,10 @@
 //! by `listed::retire`) through `listed::Rebuilding` as `ServiceLb::refresh` does, and published
 //! through a loom stand-in for ArcSwap (`feign-core/tests/loom/support.rs`).
 //!
-//! Run with `cargo test -p feign-lb --test loom` (seconds). A deeper search, minutes in a
-//! release build: `LOOM_MAX_PREEMPTIONS=4 cargo test -p feign-lb --release --test loom`.
+//! Run with `cargo test -p feign-lb --test loom` (under a second, each model bounded at four
+//! preemptions). A deeper search, still seconds:
+//! `LOOM_MAX_PREEMPTIONS=6 cargo test -p feign-lb --test loom` (the variable overrides every
+//! model's bound).
 
 #[path = "../../../feign-core/tests/loom/support.rs"]
 #[allow(dead_code)] // each crate's models use part of it
