@@ -227,6 +227,7 @@ pub mod resilience;
 mod resolve;
 mod response;
 mod retry;
+mod sync;
 
 #[doc(hidden)]
 #[path = "private.rs"]

@@ -1,12 +1,13 @@
-//! A registration's lease: its timestamps, kept in atomics so renewals need no write lock.
+//! A registration's lease: its timestamps, kept in atomics so renewals need no write lock, and
+//! the stored instance, which a cancellation turns into a `DELETED` record that no change made
+//! concurrently can replace (checked by the models of `tests/loom/`).
 
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
 
-use arc_swap::ArcSwap;
+use feign_eureka::model::{ActionType, InstanceInfo};
 
-use feign_eureka::model::InstanceInfo;
+use crate::record;
+use crate::sync::{Arc, ArcSwap, AtomicU64, Ordering};
 
 /// Leases by upper-case application name, then instance id.
 pub(crate) type AppTable = BTreeMap<String, BTreeMap<String, Arc<Lease>>>;
@@ -14,8 +15,8 @@ pub(crate) type AppTable = BTreeMap<String, BTreeMap<String, Arc<Lease>>>;
 /// One registered instance and the lease that keeps it alive.
 #[derive(Debug)]
 pub(crate) struct Lease {
-    /// The stored instance; replaced whole on every change.
-    pub(crate) instance: ArcSwap<InstanceInfo>,
+    /// The stored instance; replaced whole on every change ([`Lease::change`], [`Lease::cancel`]).
+    instance: ArcSwap<InstanceInfo>,
     pub(crate) registration_ms: u64,
     pub(crate) renewal_interval_secs: u32,
     pub(crate) duration_secs: u32,
@@ -71,9 +72,37 @@ impl Lease {
         self.last_update_ms.load(Ordering::Relaxed)
     }
 
-    /// Marks the lease cancelled at `now_ms`.
-    pub(crate) fn cancel(&self, now_ms: u64) {
+    /// Replaces the stored instance with `make` of it, unless the lease was cancelled. A change
+    /// made of a copy that another change replaced meanwhile is made again of the newer one, so
+    /// no change is lost and none undoes a cancellation. Returns what it stored.
+    pub(crate) fn change(
+        &self,
+        mut make: impl FnMut(&InstanceInfo) -> InstanceInfo,
+    ) -> Option<Arc<InstanceInfo>> {
+        let mut seen = self.load();
+        loop {
+            if seen.action_type == Some(ActionType::Deleted) {
+                return None;
+            }
+            let changed = Arc::new(make(&seen));
+            let found = self.instance.compare_and_swap(&seen, changed.clone());
+            if Arc::ptr_eq(&found, &seen) {
+                return Some(changed);
+            }
+            seen = Arc::clone(&found);
+        }
+    }
+
+    /// Cancels the lease at `now_ms`: it reads as expired from then on, and its instance becomes
+    /// a `DELETED` record stamped `now_ms`, which is returned.
+    pub(crate) fn cancel(&self, now_ms: u64) -> Arc<InstanceInfo> {
         self.eviction_ms.store(now_ms, Ordering::Relaxed);
+        let mut gone = InstanceInfo::clone(&self.load());
+        record::set_action(&mut gone, ActionType::Deleted);
+        record::set_last_updated(&mut gone, now_ms);
+        let gone = Arc::new(gone);
+        self.instance.store(gone.clone());
+        gone
     }
 
     /// When the lease was cancelled or evicted, 0 while alive.
@@ -107,45 +136,5 @@ impl Lease {
                     .last_update_ms()
                     .saturating_add(self.duration_ms())
                     .saturating_add(extra_ms)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn lease(netflix: bool) -> Lease {
-        Lease::new(
-            InstanceInfo::new("A", "h", "127.0.0.1", 80),
-            30,
-            90,
-            1_000,
-            netflix,
-        )
-    }
-
-    #[test]
-    fn an_unrenewed_lease_expires_after_one_duration() {
-        let l = lease(true);
-        assert!(!l.is_expired(91_000, 0));
-        assert!(l.is_expired(91_001, 0));
-    }
-
-    #[test]
-    fn netflix_mode_expires_two_durations_after_the_last_renewal() {
-        let l = lease(true);
-        l.renew(10_000);
-        assert!(!l.is_expired(190_000, 0));
-        assert!(l.is_expired(190_001, 0));
-        let exact = lease(false);
-        exact.renew(10_000);
-        assert!(exact.is_expired(100_001, 0));
-    }
-
-    #[test]
-    fn a_cancelled_lease_is_expired() {
-        let l = lease(false);
-        l.cancel(2_000);
-        assert!(l.is_expired(2_000, 0));
     }
 }

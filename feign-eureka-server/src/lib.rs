@@ -59,6 +59,7 @@ mod replication;
 mod replicator;
 mod rules;
 mod state;
+mod sync;
 mod tasks;
 mod validate;
 

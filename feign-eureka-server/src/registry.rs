@@ -275,9 +275,12 @@ impl Registry {
             return RenewOutcome::NotFound;
         }
         if status != own {
-            let mut changed = InstanceInfo::clone(&stored);
-            record::set_status(&mut changed, status);
-            lease.instance.store(Arc::new(changed));
+            // Made of the latest copy, and not at all once cancelled: never a revival.
+            lease.change(|current| {
+                let mut changed = InstanceInfo::clone(current);
+                record::set_status(&mut changed, status);
+                changed
+            });
         }
         self.renews.increment();
         lease.renew(self.clock.now_ms());
@@ -315,14 +318,8 @@ impl Registry {
             let Some(lease) = removed else {
                 return false;
             };
-            lease.cancel(now);
-            let mut gone = InstanceInfo::clone(&lease.load());
-            record::set_action(&mut gone, ActionType::Deleted);
-            record::set_last_updated(&mut gone, now);
-            let keys = Self::cache_keys(&gone);
-            lease.instance.store(Arc::new(gone));
-            self.delta.push(now, lease);
-            keys
+            let gone = self.delta.cancel(now, &lease);
+            Self::cache_keys(&gone)
         };
         self.with_expectation(|e| e.expected_clients = e.expected_clients.saturating_sub(1));
         self.cache.invalidate(&removed);
@@ -361,10 +358,11 @@ impl Registry {
                         lease.service_up(now);
                     }
                     self.write().set_override(app, id, status);
-                    let mut changed = InstanceInfo::clone(&stored);
-                    record::set_overridden(&mut changed, status);
-                    record::set_status(&mut changed, status);
-                    self.modified(lease, changed, ldt, now);
+                    let change = |changed: &mut InstanceInfo| {
+                        record::set_overridden(changed, status);
+                        record::set_status(changed, status);
+                    };
+                    self.modified(lease, change, ldt, now);
                 }
             },
             |info| ReplicationItem::status_update(info, status, ldt),
@@ -386,10 +384,11 @@ impl Registry {
             is_replication,
             |lease, now| {
                 if self.write().remove_override(app, id).is_some() {
-                    let mut changed = InstanceInfo::clone(&lease.load());
-                    record::set_overridden(&mut changed, InstanceStatus::Unknown);
-                    record::set_status(&mut changed, status);
-                    self.modified(lease, changed, ldt, now);
+                    let change = |changed: &mut InstanceInfo| {
+                        record::set_overridden(changed, InstanceStatus::Unknown);
+                        record::set_status(changed, status);
+                    };
+                    self.modified(lease, change, ldt, now);
                 }
             },
             |info| ReplicationItem::delete_override(info, status, ldt),
@@ -419,16 +418,28 @@ impl Registry {
         true
     }
 
-    fn modified(&self, lease: &Arc<Lease>, mut changed: InstanceInfo, ldt: Option<u64>, now: u64) {
-        if let Some(ldt) = ldt.filter(|t| *t > record::ldt(&changed)) {
-            record::set_ldt(&mut changed, ldt);
+    /// Stores `change` of the lease's instance as a modification, with its delta entry; nothing
+    /// once the lease is cancelled.
+    fn modified(
+        &self,
+        lease: &Arc<Lease>,
+        change: impl Fn(&mut InstanceInfo),
+        ldt: Option<u64>,
+        now: u64,
+    ) {
+        let stored = self.delta.change(now, lease, |current| {
+            let mut changed = InstanceInfo::clone(current);
+            change(&mut changed);
+            if let Some(ldt) = ldt.filter(|t| *t > record::ldt(&changed)) {
+                record::set_ldt(&mut changed, ldt);
+            }
+            record::set_action(&mut changed, ActionType::Modified);
+            record::set_last_updated(&mut changed, now);
+            changed
+        });
+        if let Some(stored) = stored {
+            self.cache.invalidate(&Self::cache_keys(&stored));
         }
-        record::set_action(&mut changed, ActionType::Modified);
-        record::set_last_updated(&mut changed, now);
-        let keys = Self::cache_keys(&changed);
-        lease.instance.store(Arc::new(changed));
-        self.delta.push(now, lease.clone());
-        self.cache.invalidate(&keys);
     }
 
     /// Merges metadata into a stored instance and re-registers it (§2.6).

@@ -121,6 +121,7 @@ mod state;
 mod stats;
 mod supplier;
 mod suppliers;
+mod sync;
 mod table;
 mod view;
 

@@ -5,12 +5,16 @@
 //! one through a [`Listed`], which also counts itself in the stats. The attempts in flight are
 //! then the reference count minus the listings: a pick moves one shared counter, not two, and an
 //! attempt dropped without being reported can never leave the count too high.
+//!
+//! A snapshot that drops an instance with attempts in flight keeps its listing as retired
+//! ([`retire`]), so the service's total still counts them; it lets go once they are done.
+//! Rebuilds go one at a time ([`Rebuilding`]). The models of `tests/loom/` check the counts
+//! across snapshot swaps.
 
 use std::ops::Deref;
-use std::sync::atomic::Ordering;
-use std::sync::Arc;
 
 use crate::stats::InstanceStats;
+use crate::sync::{Arc, ArcSwap, AtomicBool, Ordering};
 
 /// One snapshot's reference to an instance's stats.
 pub(crate) struct Listed(Arc<InstanceStats>);
@@ -44,7 +48,9 @@ impl Listed {
 
 impl Clone for Listed {
     fn clone(&self) -> Listed {
-        Listed::new(self.0.clone())
+        // Counted before the reference exists, as in `new`.
+        self.0.listings.fetch_add(1, Ordering::Relaxed);
+        Listed(self.0.clone())
     }
 }
 
@@ -64,32 +70,49 @@ impl Deref for Listed {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::state::ServiceState;
-    use crate::ServiceInstance;
+/// What a new snapshot keeps of `previous` (the listed and retired instances of the snapshot it
+/// replaces) as retired: the listings with attempts in flight that `listed_again` does not find
+/// in the new list.
+///
+/// One rebuild at a time ([`Rebuilding`]): a listing cloned between the two reads of
+/// [`Listed::in_flight`] can make it read one too few, and an attempt then in flight would go
+/// uncounted. Listings dropped meanwhile (an old snapshot's last reader leaving) only make it
+/// read one too many.
+pub(crate) fn retire<'a>(
+    previous: impl IntoIterator<Item = &'a Listed>,
+    listed_again: impl Fn(&Listed) -> bool,
+) -> Vec<Listed> {
+    previous
+        .into_iter()
+        .filter(|s| s.in_flight() > 0 && !listed_again(s))
+        .cloned()
+        .collect()
+}
 
-    fn listed() -> Listed {
-        let instance = ServiceInstance::new("svc", "127.0.0.1", 80);
-        Listed::new(Arc::new(InstanceStats::new(
-            instance,
-            ServiceState::for_tests(),
-            1e6,
-            0,
-        )))
-    }
+/// The gate that lets one caller at a time rebuild a published snapshot, as [`retire`] needs.
+#[derive(Debug, Default)]
+pub(crate) struct Rebuilding(AtomicBool);
 
-    #[test]
-    fn attempts_count_until_dropped_and_listings_do_not() {
-        let first = listed();
-        let second = first.clone();
-        assert_eq!(first.in_flight(), 0);
-        let attempts: Vec<_> = (0..3).map(|_| first.attempt()).collect();
-        assert_eq!(second.in_flight(), 3);
-        drop(first);
-        assert_eq!(second.in_flight(), 3);
-        drop(attempts);
-        assert_eq!(second.in_flight(), 0);
+impl Rebuilding {
+    /// Replaces what `published` holds with `rebuild` of it when `stale` finds it out of date,
+    /// unless another caller is rebuilding (the current value stays published meanwhile). The
+    /// value is read again once the gate is held, so a rebuild that ended in between is built
+    /// on rather than made again from the value it replaced.
+    pub(crate) fn run<T>(
+        &self,
+        published: &ArcSwap<T>,
+        stale: impl Fn(&T) -> bool,
+        rebuild: impl FnOnce(&T) -> T,
+    ) {
+        if !stale(&published.load()) || self.0.swap(true, Ordering::Acquire) {
+            return;
+        }
+        let current = published.load();
+        if stale(&current) {
+            let next = rebuild(&current);
+            drop(current);
+            published.store(Arc::new(next));
+        }
+        self.0.store(false, Ordering::Release);
     }
 }

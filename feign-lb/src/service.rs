@@ -1,7 +1,7 @@
 //! One service's balancer: its snapshot, kept in step with the supplier, and the door a pick
 //! comes in by (the pick itself is [`crate::pick`]).
 
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize};
 use std::sync::{Arc, Weak};
 
 use arc_swap::ArcSwap;
@@ -12,6 +12,7 @@ use crate::config::{Ejection, PeakEwma, Policy, SlowStart};
 use crate::context::PickContext;
 use crate::filter::Filters;
 use crate::lifecycle::{Completion, CompletionStatus, LifecycleHook, LiveCounters};
+use crate::listed::Rebuilding;
 use crate::metrics::ServiceMetrics;
 use crate::pick::{LastChosen, Pick};
 use crate::retry::LbRetryPolicy;
@@ -63,7 +64,7 @@ pub(crate) struct ServiceLb {
     policy: Policy,
     filters: Filters,
     rng: Rng,
-    rebuilding: AtomicBool,
+    rebuilding: Rebuilding,
     last_chosen: LastChosen,
     pub(crate) retry: Arc<LbRetryPolicy>,
 }
@@ -118,7 +119,7 @@ impl ServiceLb {
             policy: settings.policy,
             filters: settings.filters,
             rng: Rng::new(seed),
-            rebuilding: AtomicBool::new(false),
+            rebuilding: Rebuilding::default(),
             last_chosen: LastChosen::new(),
             retry,
         };
@@ -149,29 +150,22 @@ impl ServiceLb {
             return;
         };
         let version = supplier.version();
-        let current = self.snapshot.load();
-        if current.version == version {
-            return;
-        }
-        let first = current.version == u64::MAX;
-        if !first && self.rebuilding.swap(true, Ordering::Acquire) {
-            return;
-        }
-        let instances = supplier.instances(&self.state.name);
-        let next = Snapshot::build(
-            version,
-            instances,
-            &current,
-            &self.state,
-            self.policy,
-            &self.filters,
-            &self.rng,
+        self.rebuilding.run(
+            &self.snapshot,
+            |current| current.version != version,
+            |current| {
+                let instances = supplier.instances(&self.state.name);
+                Snapshot::build(
+                    version,
+                    instances,
+                    current,
+                    &self.state,
+                    self.policy,
+                    &self.filters,
+                    &self.rng,
+                )
+            },
         );
-        drop(current);
-        self.snapshot.store(Arc::new(next));
-        if !first {
-            self.rebuilding.store(false, Ordering::Release);
-        }
     }
 
     fn discard(&self, error: Error) -> Error {

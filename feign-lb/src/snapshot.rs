@@ -8,7 +8,7 @@ use arc_swap::ArcSwap;
 
 use crate::config::Policy;
 use crate::filter::{Filters, CANARY_KEY, HINT_KEY, VERSION_KEY, WEIGHT_KEY};
-use crate::listed::Listed;
+use crate::listed::{self, Listed};
 use crate::rng::{Draw, Rng};
 use crate::state::{Roster, ServiceState};
 use crate::stats::InstanceStats;
@@ -141,13 +141,7 @@ impl Snapshot {
                 .get(s.instance.instance_id())
                 .is_some_and(|&i| stats[i as usize].same(s))
         };
-        let retired: Vec<Listed> = previous
-            .stats
-            .iter()
-            .chain(previous.retired.iter())
-            .filter(|s| s.in_flight() > 0 && !kept(s))
-            .cloned()
-            .collect();
+        let retired = listed::retire(previous.stats.iter().chain(previous.retired.iter()), kept);
 
         let now_ejected = stats.iter().filter(|s| s.recount_ejection(now)).count();
         state

@@ -24,7 +24,7 @@ use crate::ServiceInstance;
 #[repr(C, align(64))]
 pub(crate) struct InstanceStats {
     /// Snapshots listing the instance (see [`crate::listed`]).
-    pub(crate) listings: AtomicU32,
+    pub(crate) listings: crate::sync::AtomicU32,
     ejected_until: AtomicU64,
     ewma_bits: AtomicU64,
     ewma_at: AtomicU64,
@@ -55,7 +55,7 @@ impl InstanceStats {
             metrics: InstanceMetrics::new(&instance),
             instance,
             service,
-            listings: AtomicU32::new(0),
+            listings: crate::sync::AtomicU32::new(0),
             ewma_bits: AtomicU64::new(default_rtt_ns.to_bits()),
             ewma_at: AtomicU64::new(0),
             consecutive_failures: AtomicU32::new(0),
@@ -372,6 +372,7 @@ impl CallObserver for InstanceStats {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::listed::Listed;
 
     fn stats(estimate_ns: f64, at: u64) -> InstanceStats {
         let s = InstanceStats::new(
@@ -421,5 +422,19 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// The in-flight count is the references beyond the listings (see [`crate::listed`]).
+    #[test]
+    fn attempts_count_until_dropped_and_listings_do_not() {
+        let first = Listed::new(Arc::new(stats(1e6, 0)));
+        let second = first.clone();
+        assert_eq!(first.in_flight(), 0);
+        let attempts: Vec<_> = (0..3).map(|_| first.attempt()).collect();
+        assert_eq!(second.in_flight(), 3);
+        drop(first);
+        assert_eq!(second.in_flight(), 3);
+        drop(attempts);
+        assert_eq!(second.in_flight(), 0);
     }
 }

@@ -1,9 +1,9 @@
 //! Bearer tokens fetched by an async provider: cached, refreshed ahead of expiry, one refresh at
-//! a time however many calls need it.
+//! a time however many calls need it (checked by the `token` models of `tests/loom/`).
 
 use std::fmt;
 use std::future::Future;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -11,6 +11,7 @@ use http::HeaderValue;
 use tokio::time::Instant;
 
 use super::credential::bearer;
+use crate::sync::{AsyncMutex, Mutex, MutexGuard};
 use crate::{BoxError, Error};
 
 /// A bearer token and how long it stays valid, as a [`TokenProvider`] returns it.
@@ -143,7 +144,7 @@ pub(super) struct Refresher {
     refresh_ahead: Duration,
     state: Mutex<State>,
     /// Held while a refresh runs: one refresh at a time.
-    flight: tokio::sync::Mutex<()>,
+    flight: AsyncMutex<()>,
 }
 
 impl Refresher {
@@ -152,7 +153,7 @@ impl Refresher {
             provider,
             refresh_ahead,
             state: Mutex::new(State::default()),
-            flight: tokio::sync::Mutex::new(()),
+            flight: AsyncMutex::new(()),
         }
     }
 
@@ -166,7 +167,7 @@ impl Refresher {
         self.refresh_ahead
     }
 
-    fn state(&self) -> std::sync::MutexGuard<'_, State> {
+    fn state(&self) -> MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 

@@ -1,10 +1,11 @@
 //! One circuit breaker: Resilience4j's closed → open → half-open state machine.
 //!
-//! The state, the half-open permits left and a generation share one `AtomicU64`, so admitting a
-//! call is a load in the closed state and one compare-and-swap in the half-open state (which is
-//! why exactly the permitted number of calls get through, however many race). Outcomes go to a
-//! small mutex-protected window; transitions happen under that mutex and bump the generation,
-//! so the outcome of a call admitted before a transition is never counted after it.
+//! The state, the half-open permits left and a generation share one atomic word
+//! ([`super::word`]), so admitting a call is a load in the closed state and one compare-and-swap
+//! in the half-open state (which is why exactly the permitted number of calls get through,
+//! however many race). Outcomes go to small mutex-protected windows ([`super::outcomes`]);
+//! transitions happen under that mutex and bump the generation, so the outcome of a call
+//! admitted before a transition is never counted after it.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
@@ -15,53 +16,17 @@ use tokio::time::Instant;
 use super::classify::Classification;
 use super::config::CircuitBreakerConfig;
 use super::metrics::{BreakerMetrics, CallKind};
+use super::outcomes::{Thresholds, Windows};
 use super::state::{CircuitState, StateTransition};
-use super::window::{Rates, Window};
+use super::word::{Admission, StateWord, Word};
 use crate::clock::Clock;
 use crate::Error;
-
-// The state word: state in bits 0-1, half-open permits left in bits 2-33, generation above.
-const STATE_MASK: u64 = 0b11;
-const PERMITS_SHIFT: u32 = 2;
-const PERMITS_MASK: u64 = 0xFFFF_FFFF;
-const GENERATION_SHIFT: u32 = 34;
-
-fn pack(state: CircuitState, permits: u32, generation: u64) -> u64 {
-    let state = match state {
-        CircuitState::Closed => 0,
-        CircuitState::Open => 1,
-        CircuitState::HalfOpen => 2,
-    };
-    state | (u64::from(permits) << PERMITS_SHIFT) | (generation << GENERATION_SHIFT)
-}
-
-fn unpack_state(word: u64) -> CircuitState {
-    match word & STATE_MASK {
-        0 => CircuitState::Closed,
-        1 => CircuitState::Open,
-        _ => CircuitState::HalfOpen,
-    }
-}
-
-fn permits(word: u64) -> u32 {
-    ((word >> PERMITS_SHIFT) & PERMITS_MASK) as u32
-}
-
-fn generation(word: u64) -> u64 {
-    word >> GENERATION_SHIFT
-}
-
-/// The windows outcomes are recorded in, one per recording state.
-struct Windows {
-    closed: Window,
-    half_open: Window,
-}
 
 /// One circuit breaker.
 pub(crate) struct Breaker {
     name: Arc<str>,
     config: CircuitBreakerConfig,
-    word: AtomicU64,
+    word: StateWord,
     /// When an open breaker may turn half-open, as a reading of `clock`.
     open_until: AtomicU64,
     clock: Clock,
@@ -75,15 +40,21 @@ impl Breaker {
         Arc::new_cyclic(|me| Breaker {
             name: name.into(),
             config: config.clone(),
-            word: AtomicU64::new(pack(CircuitState::Closed, 0, 0)),
+            word: StateWord::new(),
             open_until: AtomicU64::new(0),
             clock: Clock::new(),
-            windows: Mutex::new(Windows {
-                closed: Window::new(config.sliding_window_size as usize),
-                half_open: Window::new(
-                    config.permitted_number_of_calls_in_half_open_state as usize,
-                ),
-            }),
+            windows: Mutex::new(Windows::new(
+                config.sliding_window_size as usize,
+                Thresholds {
+                    failure_rate: config.failure_rate_threshold,
+                    slow_call_rate: config.slow_call_rate_threshold,
+                    minimum_calls: config
+                        .minimum_number_of_calls
+                        .min(config.sliding_window_size)
+                        as usize,
+                    trials: config.permitted_number_of_calls_in_half_open_state as usize,
+                },
+            )),
             metrics: BreakerMetrics::register(name),
             me: me.clone(),
         })
@@ -92,39 +63,23 @@ impl Breaker {
     /// The current state; an open breaker whose wait is over reads as half-open.
     #[cfg(test)]
     pub(crate) fn state(&self) -> CircuitState {
-        let word = self.word.load(Ordering::Acquire);
-        let state = unpack_state(word);
-        if state == CircuitState::Open && self.wait_is_over() {
-            self.half_open_after_wait(generation(word));
-            return unpack_state(self.word.load(Ordering::Acquire));
+        let word = self.word.load();
+        if word.state() == CircuitState::Open && self.wait_is_over() {
+            self.half_open_after_wait(word.generation());
+            return self.word.load().state();
         }
-        state
+        word.state()
     }
 
     /// Admits a call, or refuses it with [`Error::is_circuit_open`] and no other work.
     pub(crate) fn acquire(self: &Arc<Self>) -> Result<Permit, Error> {
         loop {
-            let word = self.word.load(Ordering::Acquire);
-            match unpack_state(word) {
-                CircuitState::Closed => return Ok(self.permit(generation(word))),
-                CircuitState::Open if self.wait_is_over() => {
-                    self.half_open_after_wait(generation(word));
+            match self.word.admit() {
+                Admission::Admitted(generation) => return Ok(self.permit(generation)),
+                Admission::Open(word) if self.wait_is_over() => {
+                    self.half_open_after_wait(word.generation());
                 }
-                CircuitState::Open => return Err(self.refuse()),
-                CircuitState::HalfOpen => {
-                    let left = permits(word);
-                    if left == 0 {
-                        return Err(self.refuse());
-                    }
-                    let taken = word - (1 << PERMITS_SHIFT);
-                    if self
-                        .word
-                        .compare_exchange_weak(word, taken, Ordering::AcqRel, Ordering::Acquire)
-                        .is_ok()
-                    {
-                        return Ok(self.permit(generation(word)));
-                    }
-                }
+                Admission::Open(_) | Admission::Full => return Err(self.refuse()),
             }
         }
     }
@@ -154,9 +109,9 @@ impl Breaker {
     /// Open → half-open, if the breaker is still open in `generation` and its wait is over.
     fn half_open_after_wait(&self, generation_seen: u64) {
         let mut windows = self.lock();
-        let word = self.word.load(Ordering::Acquire);
-        if unpack_state(word) == CircuitState::Open
-            && generation(word) == generation_seen
+        let word = self.word.load();
+        if word.state() == CircuitState::Open
+            && word.generation() == generation_seen
             && self.wait_is_over()
         {
             self.transition(&mut windows, word, CircuitState::HalfOpen);
@@ -170,87 +125,37 @@ impl Breaker {
             Outcome::Failure => (true, CallKind::Failed),
             Outcome::Ignored => {
                 self.metrics.call(CallKind::Ignored);
-                self.give_back(generation_admitted);
+                self.word.give_back(generation_admitted);
                 return;
             }
         };
         self.metrics.call(kind);
         let slow = elapsed >= self.config.slow_call_duration_threshold;
         let mut windows = self.lock();
-        let word = self.word.load(Ordering::Acquire);
-        if generation(word) != generation_admitted {
-            return;
+        let word = self.word.load();
+        if let Some(to) = windows.record(word, generation_admitted, failed, slow) {
+            self.transition(&mut windows, word, to);
         }
-        match unpack_state(word) {
-            CircuitState::Closed => {
-                let rates = windows.closed.record(failed, slow);
-                let minimum = self
-                    .config
-                    .minimum_number_of_calls
-                    .min(self.config.sliding_window_size) as usize;
-                if rates.calls >= minimum && self.over_threshold(rates) {
-                    self.transition(&mut windows, word, CircuitState::Open);
-                }
-            }
-            CircuitState::HalfOpen => {
-                let rates = windows.half_open.record(failed, slow);
-                let trials = self.config.permitted_number_of_calls_in_half_open_state as usize;
-                if rates.calls >= trials {
-                    let to = if self.over_threshold(rates) {
-                        CircuitState::Open
-                    } else {
-                        CircuitState::Closed
-                    };
-                    self.transition(&mut windows, word, to);
-                }
-            }
-            CircuitState::Open => {}
-        }
-    }
-
-    fn over_threshold(&self, rates: Rates) -> bool {
-        rates.failure_rate >= self.config.failure_rate_threshold
-            || rates.slow_call_rate >= self.config.slow_call_rate_threshold
-    }
-
-    /// Returns the half-open permit of a call that was not recorded.
-    fn give_back(&self, generation_admitted: u64) {
-        let _ = self
-            .word
-            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |word| {
-                (unpack_state(word) == CircuitState::HalfOpen
-                    && generation(word) == generation_admitted)
-                    .then(|| word + (1 << PERMITS_SHIFT))
-            });
     }
 
     /// Moves from the state in `word` to `to`; the caller holds the windows' lock, so this is
     /// the only transition in progress.
-    fn transition(&self, windows: &mut Windows, word: u64, to: CircuitState) {
-        let from = unpack_state(word);
-        let next_generation = generation(word).wrapping_add(1) & (u64::MAX >> GENERATION_SHIFT);
+    fn transition(&self, windows: &mut Windows, word: Word, to: CircuitState) {
+        let from = word.state();
         let permits = match to {
             CircuitState::HalfOpen => self.config.permitted_number_of_calls_in_half_open_state,
             _ => 0,
         };
-        windows.closed.clear();
-        windows.half_open.clear();
+        windows.clear();
         let deadline = Instant::now() + self.config.wait_duration_in_open_state;
         if to == CircuitState::Open {
             // Written before the state, so no caller sees `Open` with an old deadline.
             self.open_until
                 .store(self.clock.at(deadline), Ordering::Release);
         }
-        // Half-open callers may take permits meanwhile: swap only the word of this generation.
-        let new_word = pack(to, permits, next_generation);
-        let swapped = self
-            .word
-            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |current| {
-                (generation(current) == generation(word)).then_some(new_word)
-            });
-        if swapped.is_err() {
+        let Some(next) = self.word.advance(word, to, permits) else {
             return;
-        }
+        };
         self.metrics.state(to);
         tracing::info!(breaker = %self.name, from = from.as_str(), to = to.as_str(), "circuit breaker state changed");
         let _ = self.config.events.send(StateTransition {
@@ -259,7 +164,7 @@ impl Breaker {
             to,
         });
         if to == CircuitState::Open {
-            self.schedule_half_open(deadline, next_generation);
+            self.schedule_half_open(deadline, next.generation());
         }
     }
 
@@ -456,8 +361,7 @@ mod tests {
                 };
                 permit.record(outcome);
             }
-            let word = breaker.word.load(Ordering::Acquire);
-            assert_eq!(unpack_state(word), CircuitState::Open);
+            assert_eq!(breaker.word.load().state(), CircuitState::Open);
         }
     }
 }

@@ -26,9 +26,11 @@ mod classify;
 mod config;
 mod fallback;
 mod metrics;
+mod outcomes;
 mod registry;
 mod state;
 mod window;
+mod word;
 
 use std::any::Any;
 use std::future::Future;
