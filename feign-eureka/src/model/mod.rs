@@ -1,4 +1,5 @@
-//! The Eureka JSON model: exactly what Eureka servers write, read tolerantly.
+//! The Eureka wire model: exactly what Eureka servers write, read tolerantly, in JSON and in
+//! XML (`to_xml`, `from_xml`: the same documents in the server's XML form, see [`json_to_xml`]).
 //!
 //! Serialization matches Eureka's `EurekaJacksonCodec` field for field (key order, strings where
 //! Eureka writes strings, `{"$":8080,"@enabled":"true"}` ports, `@class` on every data center,
@@ -33,6 +34,7 @@ mod listed;
 mod metadata;
 mod port;
 mod status;
+mod xml;
 
 pub use applications::{
     reconcile_hash, Application, ApplicationEnvelope, Applications, ApplicationsEnvelope,
@@ -47,3 +49,4 @@ pub(crate) use listed::{read_metadata, read_port, InstanceView, ListedDocument, 
 pub use metadata::EMPTY_METADATA_CLASS;
 pub use port::PortInfo;
 pub use status::{ActionType, InstanceStatus, ParseStatusError};
+pub use xml::{json_to_xml, xml_to_json, XmlError, XML_MEDIA_TYPE};
