@@ -1,6 +1,7 @@
 //! The Eureka REST API under `/eureka/` and `/eureka/v2/`: one dispatcher that splits the path
 //! itself, so `apps` and `apps/`, percent-encoding and every bad input are handled in one place.
 
+use std::borrow::Cow;
 use std::fmt;
 use std::net::SocketAddr;
 use std::sync::atomic::Ordering;
@@ -16,11 +17,12 @@ use crate::batch::{
     Action, BatchResponse, ItemResponse, ReplicationItem, ReplicationList, REPLICATION_HEADER,
 };
 use crate::cache::{gzip, CacheKey};
+use crate::media::{self, Format};
 use crate::registry::RenewOutcome;
 use crate::replication;
 use crate::state::AppState;
 use crate::validate::{self, Invalid};
-use feign_eureka::model::{InstanceInfo, InstanceStatus};
+use feign_eureka::model::{json_to_xml, xml_to_json, InstanceInfo, InstanceStatus};
 
 /// Entry point for every request under `/eureka/`.
 pub(crate) async fn handle(
@@ -69,9 +71,9 @@ pub(crate) async fn handle(
         (&Method::GET, ["apps", "delta"]) => call.cached(CacheKey::Delta),
         (&Method::GET, ["apps", app]) => call.with_app(app, |app| call.cached(CacheKey::App(app))),
         (&Method::POST, ["apps", app]) => call.with_app(app, |app| call.register(&app, &body)),
-        (&Method::GET, ["apps", app, id]) => {
-            call.with_app(app, |app| call.instance(state.registry.instance(&app, id)))
-        }
+        (&Method::GET, ["apps", app, id]) => call.with_app(app, |app| {
+            call.instance(|| state.registry.instance(&app, id))
+        }),
         (&Method::PUT, ["apps", app, id]) => call.with_app(app, |app| call.renew(&app, id)),
         (&Method::DELETE, ["apps", app, id]) => call.with_app(app, |app| {
             found(state.registry.cancel(&app, id, call.is_replication))
@@ -85,7 +87,7 @@ pub(crate) async fn handle(
         (&Method::PUT, ["apps", app, id, "metadata"]) => {
             call.with_app(app, |app| call.metadata(&app, id))
         }
-        (&Method::GET, ["instances", id]) => call.instance(state.registry.instance_by_id(id)),
+        (&Method::GET, ["instances", id]) => call.instance(|| state.registry.instance_by_id(id)),
         (&Method::GET, ["vips", vip]) => call.cached(CacheKey::Vip((*vip).to_owned())),
         (&Method::GET, ["svips", vip]) => call.cached(CacheKey::Svip((*vip).to_owned())),
         (&Method::POST, ["peerreplication", "batch"]) => call.batch(&body),
@@ -94,39 +96,86 @@ pub(crate) async fn handle(
         }
         _ => empty(StatusCode::NOT_FOUND),
     };
-    with_error_body(response, parts.uri.path(), state.registry.clock.now_ms())
+    with_error_body(
+        response,
+        parts.uri.path(),
+        state.registry.clock.now_ms(),
+        &parts.headers,
+    )
 }
 
-/// A 404 or 405 without a body gets Spring Boot's JSON error body, as the real server's
-/// answers carry.
-fn with_error_body(response: Response, path: &str, now_ms: u64) -> Response {
+/// A 404, 405, 406 or 415 without a body gets Spring Boot's error body, as the real server's
+/// answers carry: JSON, or XML when the client accepts only that, or none when it accepts
+/// neither.
+fn with_error_body(response: Response, path: &str, now_ms: u64, headers: &HeaderMap) -> Response {
     let status = response.status();
     if !matches!(
         status,
-        StatusCode::NOT_FOUND | StatusCode::METHOD_NOT_ALLOWED
+        StatusCode::NOT_FOUND
+            | StatusCode::METHOD_NOT_ALLOWED
+            | StatusCode::NOT_ACCEPTABLE
+            | StatusCode::UNSUPPORTED_MEDIA_TYPE
     ) || response.headers().contains_key(header::CONTENT_TYPE)
     {
         return response;
     }
-    error_body(status, path, now_ms)
+    match media::error_page(headers) {
+        Some((Format::Json, _)) => error_body(status, path, now_ms),
+        Some((Format::Xml, content_type)) => xml_error_body(status, path, now_ms, content_type),
+        None => response,
+    }
+}
+
+/// Spring Boot's error time stamp: RFC 3339 with milliseconds and `+00:00`.
+fn error_timestamp(now_ms: u64) -> String {
+    let at = std::time::UNIX_EPOCH + std::time::Duration::from_millis(now_ms);
+    humantime::format_rfc3339_millis(at)
+        .to_string()
+        .replace('Z', "+00:00")
+}
+
+/// `status` with Spring Boot's XML error body, unindented:
+/// `<Map><timestamp>…</timestamp><status>404</status><error>Not Found</error><path>…</path></Map>`.
+fn xml_error_body(
+    status: StatusCode,
+    path: &str,
+    now_ms: u64,
+    content_type: &'static str,
+) -> Response {
+    // The JSON error body under a `Map` root, in XML; Spring writes it on one line (a raw
+    // request path holds no line breaks, so every one is indentation).
+    let json = format!(
+        r#"{{"Map":{}}}"#,
+        String::from_utf8_lossy(&json_error(status, path, now_ms))
+    );
+    let xml = json_to_xml(json.as_bytes()).unwrap_or_default();
+    let body: String = xml.lines().map(str::trim_start).collect();
+    let mut response = Response::new(Body::from(body));
+    *response.status_mut() = status;
+    response
+        .headers_mut()
+        .insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
+    response
 }
 
 /// `status` with Spring Boot's JSON error body:
 /// `{"timestamp":…,"status":404,"error":"Not Found","path":…}`, in Spring's key order.
 pub(crate) fn error_body(status: StatusCode, path: &str, now_ms: u64) -> Response {
-    let at = std::time::UNIX_EPOCH + std::time::Duration::from_millis(now_ms);
-    let timestamp = humantime::format_rfc3339_millis(at).to_string();
+    let mut response = json(Bytes::from(json_error(status, path, now_ms)));
+    *response.status_mut() = status;
+    response
+}
+
+fn json_error(status: StatusCode, path: &str, now_ms: u64) -> Vec<u8> {
     // The path is the only text from the request, so it is escaped.
-    let body = format!(
+    format!(
         r#"{{"timestamp":"{}","status":{},"error":"{}","path":{}}}"#,
-        timestamp.replace('Z', "+00:00"),
+        error_timestamp(now_ms),
         status.as_u16(),
         status.canonical_reason().unwrap_or(""),
         serde_json::Value::from(path),
-    );
-    let mut response = json(Bytes::from(body));
-    *response.status_mut() = status;
-    response
+    )
+    .into_bytes()
 }
 
 fn known(segs: &[&str]) -> bool {
@@ -226,26 +275,48 @@ impl Call<'_> {
     }
 
     fn cached(&self, key: CacheKey) -> Response {
+        let Some(format) = media::cached_document(self.headers) else {
+            return empty(StatusCode::NOT_ACCEPTABLE);
+        };
         let payload = self.state.registry.payload(&key);
         if payload.empty {
             return empty(StatusCode::NOT_FOUND);
         }
         if self.wants_gzip() {
-            json_gzip(payload.gzip())
+            document_gzip(format, payload.gzip(format))
         } else {
-            json(payload.json.clone())
+            document(format, payload.body(format))
         }
     }
 
-    fn instance(&self, info: Option<InstanceInfo>) -> Response {
-        let Some(info) = info else {
+    fn instance(&self, info: impl FnOnce() -> Option<InstanceInfo>) -> Response {
+        let Some(format) = media::document(self.headers) else {
+            return empty(StatusCode::NOT_ACCEPTABLE);
+        };
+        let Some(info) = info() else {
             return empty(StatusCode::NOT_FOUND);
         };
-        let body = info.to_json().into_bytes();
+        let body = match format {
+            Format::Json => info.to_json(),
+            Format::Xml => info.to_xml(),
+        };
         if self.wants_gzip() {
-            json_gzip(Bytes::from(gzip(&body)))
+            document_gzip(format, Bytes::from(gzip(body.as_bytes())))
         } else {
-            json(Bytes::from(body))
+            document(format, Bytes::from(body))
+        }
+    }
+
+    /// The request body as JSON: as sent, or converted from XML. `Err` is the answer: 415 for a
+    /// body that is neither, 400 in Eureka's form for one that does not parse.
+    fn json_body<'b>(&self, body: &'b [u8]) -> Result<(Format, Cow<'b, [u8]>), Response> {
+        let format =
+            media::body(self.headers).map_err(|_| empty(StatusCode::UNSUPPORTED_MEDIA_TYPE))?;
+        match format {
+            Format::Json => Ok((format, Cow::Borrowed(body))),
+            Format::Xml => xml_to_json(body)
+                .map(|json| (format, Cow::Owned(json)))
+                .map_err(|error| unparseable(format, &error)),
         }
     }
 
@@ -265,17 +336,14 @@ impl Call<'_> {
                 }
             }
         }
-        if let Err(reason) = json_body(self.headers) {
-            return text(StatusCode::UNSUPPORTED_MEDIA_TYPE, reason.to_owned());
-        }
+        let (format, body) = match self.json_body(body) {
+            Ok(read) => read,
+            Err(response) => return response,
+        };
+        let body = body.as_ref();
         let mut info = match InstanceInfo::from_json(body) {
             Ok(info) => info,
-            Err(error) => {
-                return text(
-                    StatusCode::BAD_REQUEST,
-                    format!("cannot parse request body: {error}"),
-                )
-            }
+            Err(error) => return unparseable(format, &error),
         };
         adopt_metadata_instance_id(&mut info);
         let limits = &registry.config.limits;
@@ -377,14 +445,17 @@ impl Call<'_> {
                 "replication batches are taken only from this server's configured peers",
             );
         }
-        let list: ReplicationList = match serde_json::from_slice(body) {
-            Ok(list) => list,
-            Err(error) => {
-                return text(
-                    StatusCode::BAD_REQUEST,
-                    format!("cannot parse replication batch: {error}"),
-                )
-            }
+        let Some(answer) = media::document(self.headers) else {
+            return empty(StatusCode::NOT_ACCEPTABLE);
+        };
+        let list: ReplicationList = match media::body(self.headers) {
+            Err(_) => return empty(StatusCode::UNSUPPORTED_MEDIA_TYPE),
+            // Eureka's XML reader has no form for a batch: it refuses every one.
+            Ok(Format::Xml) => return unparseable(Format::Xml, &"replication batches are JSON"),
+            Ok(Format::Json) => match serde_json::from_slice(body) {
+                Ok(list) => list,
+                Err(error) => return unparseable(Format::Json, &error),
+            },
         };
         let limits = &self.state.registry.config.limits;
         let response_list = list
@@ -414,8 +485,8 @@ impl Call<'_> {
                 }
             })
             .collect();
-        let body = serde_json::to_vec(&BatchResponse { response_list }).unwrap_or_default();
-        json(Bytes::from(body))
+        let response = BatchResponse { response_list };
+        document(answer, Bytes::from(response.to_format(answer)))
     }
 }
 
@@ -476,16 +547,42 @@ pub(crate) fn text(status: StatusCode, reason: impl fmt::Display) -> Response {
 }
 
 fn json(body: Bytes) -> Response {
+    document(Format::Json, body)
+}
+
+fn document(format: Format, body: Bytes) -> Response {
     let mut response = Response::new(Body::from(body));
     response.headers_mut().insert(
         header::CONTENT_TYPE,
-        HeaderValue::from_static("application/json"),
+        HeaderValue::from_static(format.media_type()),
     );
     response
 }
 
-fn json_gzip(body: Bytes) -> Response {
-    let mut response = json(body);
+/// Eureka's answer to a body that does not parse: 400 with `{"error":…}` for JSON,
+/// `<error><message>…</message></error>` for XML; the reason follows Eureka's words.
+fn unparseable(format: Format, error: &dyn fmt::Display) -> Response {
+    let message = format!("cannot parse request body: {error}");
+    let json = serde_json::json!({ "error": message }).to_string();
+    let body = match format {
+        Format::Json => json,
+        Format::Xml => json_to_xml(
+            serde_json::json!({ "error": { "message": message } })
+                .to_string()
+                .as_bytes(),
+        )
+        .unwrap_or_default()
+        .lines()
+        .map(str::trim_start)
+        .collect(),
+    };
+    let mut response = document(format, Bytes::from(body));
+    *response.status_mut() = StatusCode::BAD_REQUEST;
+    response
+}
+
+fn document_gzip(format: Format, body: Bytes) -> Response {
+    let mut response = document(format, body);
     let headers = response.headers_mut();
     headers.insert(header::CONTENT_ENCODING, HeaderValue::from_static("gzip"));
     headers.insert(header::VARY, HeaderValue::from_static("Accept-Encoding"));
@@ -502,28 +599,6 @@ pub(crate) fn shutting_down() -> Response {
     headers.insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
     headers.insert(header::CONNECTION, HeaderValue::from_static("close"));
     response
-}
-
-/// Checks that a request body is declared `application/json`, as the real server's JSON reader
-/// requires: the media type is parsed (parameters such as `charset` allowed, case ignored), and
-/// a missing or other type is refused with the reason.
-fn json_body(headers: &HeaderMap) -> Result<(), &'static str> {
-    let Some(value) = headers.get(header::CONTENT_TYPE) else {
-        return Err("missing Content-Type; send application/json");
-    };
-    let essence = value
-        .to_str()
-        .ok()
-        .and_then(|value| value.split(';').next())
-        .map(str::trim)
-        .unwrap_or("");
-    if essence.eq_ignore_ascii_case("application/json") {
-        Ok(())
-    } else if essence.eq_ignore_ascii_case("application/xml") {
-        Err("xml bodies are not supported; send application/json")
-    } else {
-        Err("unsupported Content-Type; send application/json")
-    }
 }
 
 #[cfg(test)]

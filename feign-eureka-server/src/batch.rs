@@ -2,8 +2,9 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::media::Format;
 use crate::record;
-use feign_eureka::model::{InstanceInfo, InstanceStatus};
+use feign_eureka::model::{json_to_xml, InstanceInfo, InstanceStatus};
 
 /// The header marking a call as replicated; receivers neither re-replicate nor apply the
 /// client-only override rules.
@@ -132,4 +133,27 @@ pub(crate) struct ItemResponse {
 pub(crate) struct BatchResponse {
     #[serde(default)]
     pub(crate) response_list: Vec<ItemResponse>,
+}
+
+/// XStream's element names for the batch response, its Java class names.
+const XML_RESPONSE: &str = "com.netflix.eureka.cluster.protocol.ReplicationListResponse";
+const XML_ITEM: &str = "com.netflix.eureka.cluster.protocol.ReplicationInstanceResponse";
+
+impl BatchResponse {
+    /// The body in `format`: `{"responseList":[...]}`, or the XML the real server writes,
+    /// `<…ReplicationListResponse><responseList><…ReplicationInstanceResponse>…`.
+    pub(crate) fn to_format(&self, format: Format) -> Vec<u8> {
+        // Serializing these types cannot fail: every map key is a string.
+        let json = serde_json::to_vec(self).unwrap_or_default();
+        if format == Format::Json {
+            return json;
+        }
+        // Written out, as a `serde_json::Value` would sort the instance fields of an entity.
+        let items = serde_json::to_string(&self.response_list).unwrap_or_default();
+        let xml_shaped =
+            format!(r#"{{"{XML_RESPONSE}":{{"responseList":{{"{XML_ITEM}":{items}}}}}}}"#);
+        json_to_xml(xml_shaped.as_bytes())
+            .unwrap_or_default()
+            .into_bytes()
+    }
 }

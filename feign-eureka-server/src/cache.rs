@@ -1,5 +1,6 @@
 //! Eureka's two-level response cache: a read-write map invalidated on every change and a
-//! read-only map, served lock-free, that a timer refreshes from it.
+//! read-only map, served lock-free, that a timer refreshes from it. Each entry keeps the
+//! document as JSON and XML, each plain and gzipped.
 
 use std::collections::HashMap;
 use std::io::Write;
@@ -9,6 +10,9 @@ use arc_swap::ArcSwap;
 use bytes::Bytes;
 use flate2::write::GzEncoder;
 use flate2::Compression;
+
+use crate::media::Format;
+use feign_eureka::model::json_to_xml;
 
 /// What a cached payload describes.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -25,13 +29,15 @@ pub(crate) enum CacheKey {
     Svip(String),
 }
 
-/// A serialized response, with its gzip form computed on first demand.
+/// A rendered document: its JSON, and its XML and gzip forms computed on first demand.
 #[derive(Debug)]
 pub(crate) struct Payload {
     pub(crate) json: Bytes,
     /// True when the payload names nothing (an unknown application answers 404).
     pub(crate) empty: bool,
-    gzip: OnceLock<Bytes>,
+    xml: OnceLock<Bytes>,
+    gzip_json: OnceLock<Bytes>,
+    gzip_xml: OnceLock<Bytes>,
     created_ms: u64,
 }
 
@@ -41,15 +47,34 @@ impl Payload {
         Self {
             json: Bytes::from(json),
             empty,
-            gzip: OnceLock::new(),
+            xml: OnceLock::new(),
+            gzip_json: OnceLock::new(),
+            gzip_xml: OnceLock::new(),
             created_ms: now_ms,
         }
     }
 
-    /// The gzip-compressed body, compressed once.
-    pub(crate) fn gzip(&self) -> Bytes {
-        self.gzip
-            .get_or_init(|| Bytes::from(gzip(&self.json)))
+    /// The document in `format`; the XML is converted from the JSON once.
+    pub(crate) fn body(&self, format: Format) -> Bytes {
+        match format {
+            Format::Json => self.json.clone(),
+            Format::Xml => self
+                .xml
+                .get_or_init(|| {
+                    // The registry's own JSON always converts.
+                    Bytes::from(json_to_xml(&self.json).unwrap_or_default())
+                })
+                .clone(),
+        }
+    }
+
+    /// The document in `format`, gzip-compressed once.
+    pub(crate) fn gzip(&self, format: Format) -> Bytes {
+        let cell = match format {
+            Format::Json => &self.gzip_json,
+            Format::Xml => &self.gzip_xml,
+        };
+        cell.get_or_init(|| Bytes::from(gzip(&self.body(format))))
             .clone()
     }
 }
@@ -152,8 +177,9 @@ impl ResponseCache {
         for (key, old) in current.iter() {
             let fresh = self.read_write_get(key, now_ms, || load(key));
             if !Arc::ptr_eq(old, &fresh) {
-                // Compress here, on the timer, so no request pays for it.
-                fresh.gzip();
+                // Compress here, on the timer, so no JSON request pays for it (Java clients ask
+                // for JSON; XML is converted and compressed on first demand).
+                fresh.gzip(Format::Json);
             }
             next.insert(
                 key.clone(),

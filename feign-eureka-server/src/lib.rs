@@ -34,8 +34,8 @@
 //!
 //! # Deviations from Netflix Eureka
 //!
-//! Responses are always JSON (Java clients always ask for it; XML is not produced and XML
-//! bodies get 415); `X-Eureka-Accept: compact` is answered with the full form; malformed
+//! Plain-text 400 reasons are labelled `text/plain` (Eureka labels them with the negotiated
+//! XML or JSON type); `X-Eureka-Accept: compact` is answered with the full form; malformed
 //! `lastDirtyTimestamp` or status values get 400 with a reason where Eureka answers 500; the
 //! 1-hour expiry of unused admin overrides is not implemented (overrides end on cancel or
 //! `DELETE .../status`); a starting node does not copy its peers' registries (heartbeats
@@ -50,6 +50,7 @@ mod dashboard;
 mod delta;
 mod error;
 mod lease;
+mod media;
 mod peer_sync;
 mod rate;
 mod record;

@@ -147,6 +147,7 @@ async fn post_batch(base: &str, from: Ipv4Addr, items: Vec<Value>) -> (u16, Vec<
         .post(format!("{base}peerreplication/batch/"))
         .header("x-netflix-discovery-replication", "true")
         .header("Content-Type", "application/json")
+        .header("Accept", "application/json")
         .body(json!({ "replicationList": items }).to_string())
         .send()
         .await
