@@ -16,7 +16,7 @@ use percent_encoding::percent_decode_str;
 use crate::batch::{
     Action, BatchResponse, ItemResponse, ReplicationItem, ReplicationList, REPLICATION_HEADER,
 };
-use crate::cache::{gzip, CacheKey};
+use crate::cache::CacheKey;
 use crate::media::{self, Format};
 use crate::registry::RenewOutcome;
 use crate::replication;
@@ -278,11 +278,13 @@ impl Call<'_> {
         let Some(format) = media::cached_document(self.headers) else {
             return empty(StatusCode::NOT_ACCEPTABLE);
         };
+        // Eureka compresses only the registry and the delta.
+        let compressible = matches!(key, CacheKey::AllApps | CacheKey::Delta);
         let payload = self.state.registry.payload(&key);
         if payload.empty {
             return empty(StatusCode::NOT_FOUND);
         }
-        if self.wants_gzip() {
+        if compressible && self.wants_gzip() {
             document_gzip(format, payload.gzip(format))
         } else {
             document(format, payload.body(format))
@@ -300,11 +302,7 @@ impl Call<'_> {
             Format::Json => info.to_json(),
             Format::Xml => info.to_xml(),
         };
-        if self.wants_gzip() {
-            document_gzip(format, Bytes::from(gzip(body.as_bytes())))
-        } else {
-            document(format, Bytes::from(body))
-        }
+        document(format, Bytes::from(body))
     }
 
     /// The request body as JSON: as sent, or converted from XML. `Err` is the answer: 415 for a
