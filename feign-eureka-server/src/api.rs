@@ -305,16 +305,17 @@ impl Call<'_> {
         document(format, Bytes::from(body))
     }
 
-    /// The request body as JSON: as sent, or converted from XML. `Err` is the answer: 415 for a
-    /// body that is neither, 400 in Eureka's form for one that does not parse.
-    fn json_body<'b>(&self, body: &'b [u8]) -> Result<(Format, Cow<'b, [u8]>), Response> {
-        let format =
-            media::body(self.headers).map_err(|_| empty(StatusCode::UNSUPPORTED_MEDIA_TYPE))?;
+    /// The request body as JSON: as sent, or converted from XML. `Err` is the answer, boxed (a
+    /// response is large): 415 for a body that is neither, 400 in Eureka's form for one that
+    /// does not parse.
+    fn json_body<'b>(&self, body: &'b [u8]) -> Result<(Format, Cow<'b, [u8]>), Box<Response>> {
+        let format = media::body(self.headers)
+            .map_err(|_| Box::new(empty(StatusCode::UNSUPPORTED_MEDIA_TYPE)))?;
         match format {
             Format::Json => Ok((format, Cow::Borrowed(body))),
             Format::Xml => xml_to_json(body)
                 .map(|json| (format, Cow::Owned(json)))
-                .map_err(|error| unparseable(format, &error)),
+                .map_err(|error| Box::new(unparseable(format, &error))),
         }
     }
 
@@ -336,7 +337,7 @@ impl Call<'_> {
         }
         let (format, body) = match self.json_body(body) {
             Ok(read) => read,
-            Err(response) => return response,
+            Err(response) => return *response,
         };
         let body = body.as_ref();
         let mut info = match InstanceInfo::from_json(body) {
