@@ -342,6 +342,10 @@ fn reference(r: &BytesRef<'_>) -> Result<Cow<'static, str>, XmlError> {
         .ok_or_else(|| XmlError::Syntax(format!("unknown entity &{name};")))
 }
 
+/// Deepest element nesting read. Eureka's documents nest six deep; the limit keeps the
+/// recursive conversion of a hostile document from exhausting the stack, as serde_json's does.
+const MAX_DEPTH: usize = 64;
+
 /// Parses one root element.
 fn parse(xml: &[u8]) -> Result<(String, Element), XmlError> {
     let mut reader = Reader::from_reader(xml);
@@ -357,7 +361,12 @@ fn parse(xml: &[u8]) -> Result<(String, Element), XmlError> {
             continue;
         }
         match event {
-            Event::Start(e) => stack.push(start(&e)?),
+            Event::Start(e) => {
+                if stack.len() >= MAX_DEPTH {
+                    return Err(syntax(format!("elements nested deeper than {MAX_DEPTH}")));
+                }
+                stack.push(start(&e)?);
+            }
             Event::Empty(e) => {
                 let element = start(&e)?;
                 match stack.last_mut() {
@@ -469,6 +478,14 @@ mod tests {
                 String::from_utf8_lossy(xml)
             );
         }
+    }
+
+    #[test]
+    fn refuses_deep_nesting_without_exhausting_the_stack() {
+        let deep = format!("{}{}", "<a>".repeat(100_000), "</a>".repeat(100_000));
+        assert!(xml_to_json(deep.as_bytes()).is_err());
+        let fine = format!("{}{}", "<a>".repeat(MAX_DEPTH), "</a>".repeat(MAX_DEPTH));
+        assert!(xml_to_json(fine.as_bytes()).is_ok());
     }
 
     #[test]
