@@ -278,8 +278,7 @@ impl Call<'_> {
         let Some(format) = media::cached_document(self.headers) else {
             return empty(StatusCode::NOT_ACCEPTABLE);
         };
-        // Eureka compresses only the registry and the delta.
-        let compressible = matches!(key, CacheKey::AllApps | CacheKey::Delta);
+        let compressible = key.is_compressed();
         let payload = self.state.registry.payload(&key);
         if payload.empty {
             return empty(StatusCode::NOT_FOUND);

@@ -29,6 +29,14 @@ pub(crate) enum CacheKey {
     Svip(String),
 }
 
+impl CacheKey {
+    /// Whether the document is gzipped for clients that accept it: as in Eureka, only the
+    /// registry and the delta.
+    pub(crate) fn is_compressed(&self) -> bool {
+        matches!(self, CacheKey::AllApps | CacheKey::Delta)
+    }
+}
+
 /// A rendered document: its JSON, and its XML and gzip forms computed on first demand.
 #[derive(Debug)]
 pub(crate) struct Payload {
@@ -176,7 +184,7 @@ impl ResponseCache {
         let mut next = Map::with_capacity(current.len());
         for (key, old) in current.iter() {
             let fresh = self.read_write_get(key, now_ms, || load(key));
-            if !Arc::ptr_eq(old, &fresh) {
+            if !Arc::ptr_eq(old, &fresh) && key.is_compressed() {
                 // Compress here, on the timer, so no JSON request pays for it (Java clients ask
                 // for JSON; XML is converted and compressed on first demand).
                 fresh.gzip(Format::Json);
