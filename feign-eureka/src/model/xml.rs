@@ -11,6 +11,7 @@
 //! | `"@class":"..."` in `dataCenterInfo` or `metadata` | a `class` attribute |
 //! | `"instance":[a,b]` | `<instance>a</instance><instance>b</instance>`, nothing for `[]` |
 //! | `"overriddenStatus"` | `<overriddenstatus>` |
+//! | `"a_b"`, `"c$d"` (metadata keys) | `<a__b>`, `<c_-d>` (XStream's name coding) |
 //!
 //! Output is indented by two spaces per level, each element on a line of its own, no
 //! declaration and no final line break, with `&`, `<`, `>`, `"`, `'` and carriage returns
@@ -47,11 +48,42 @@ pub enum XmlError {
 /// A JSON element name and the XML one, where they differ.
 const RENAMED: &[(&str, &str)] = &[("overriddenStatus", "overriddenstatus")];
 
-fn xml_name(json_key: &str) -> &str {
-    RENAMED
-        .iter()
-        .find(|(json, _)| *json == json_key)
-        .map_or(json_key, |(_, xml)| xml)
+/// Names the JSON form already writes as XStream codes them (`versions_delta` in Java).
+const CODED: &[&str] = &["versions__delta", "apps__hashcode"];
+
+/// The element name for a JSON key, as XStream's name coder writes a Java name: `_` as `__`
+/// and `$` as `_-` (metadata keys such as `a_b` become `<a__b>`).
+fn xml_name(json_key: &str) -> Cow<'_, str> {
+    if let Some((_, xml)) = RENAMED.iter().find(|(json, _)| *json == json_key) {
+        return Cow::Borrowed(xml);
+    }
+    if CODED.contains(&json_key) || !json_key.contains(['_', '$']) {
+        return Cow::Borrowed(json_key);
+    }
+    Cow::Owned(json_key.replace('_', "__").replace('$', "_-"))
+}
+
+/// The JSON key for an element name: XStream's name coding undone (`__` is `_`, `_-` is `$`).
+fn json_key(xml_name: String) -> String {
+    if CODED.contains(&xml_name.as_str()) || !xml_name.contains('_') {
+        return xml_name;
+    }
+    let mut key = String::with_capacity(xml_name.len());
+    let mut chars = xml_name.chars().peekable();
+    while let Some(c) = chars.next() {
+        match (c, chars.peek()) {
+            ('_', Some('_')) => {
+                chars.next();
+                key.push('_');
+            }
+            ('_', Some('-')) => {
+                chars.next();
+                key.push('$');
+            }
+            (c, _) => key.push(c),
+        }
+    }
+    key
 }
 
 /// One JSON value, its keys kept in document order.
@@ -86,7 +118,7 @@ pub fn json_to_xml(json: &[u8]) -> Result<String, XmlError> {
     }
     let (name, value) = root.remove(0);
     let mut out = String::with_capacity(json.len() * 3 / 2);
-    write_element(&mut out, &name, &value, 0);
+    write_element(&mut out, &xml_name(&name), &value, 0);
     Ok(out)
 }
 
@@ -198,7 +230,7 @@ fn write_element(out: &mut String, name: &str, value: &Value, depth: usize) {
             } else {
                 out.push('>');
                 for (key, value) in children {
-                    write_element(out, xml_name(key), value, depth + 1);
+                    write_element(out, &xml_name(key), value, depth + 1);
                 }
                 indent(out, depth);
                 let _ = write!(out, "</{name}>");
@@ -316,7 +348,7 @@ fn syntax(error: impl fmt::Display) -> XmlError {
 }
 
 fn start(e: &BytesStart<'_>) -> Result<(String, Element), XmlError> {
-    let name = String::from_utf8(e.name().as_ref().to_vec()).map_err(syntax)?;
+    let name = json_key(String::from_utf8(e.name().as_ref().to_vec()).map_err(syntax)?);
     let mut element = Element::default();
     for attribute in e.attributes() {
         let attribute = attribute.map_err(syntax)?;
@@ -478,6 +510,22 @@ mod tests {
                 String::from_utf8_lossy(xml)
             );
         }
+    }
+
+    #[test]
+    fn names_are_coded_as_xstream_codes_them() {
+        let json = br#"{"instance":{"metadata":{"a_b":"x_y","c$d":"1","e__f":"2"}}}"#;
+        let xml = json_to_xml(json).unwrap();
+        assert_eq!(
+            xml,
+            "<instance>\n  <metadata>\n    <a__b>x_y</a__b>\n    <c_-d>1</c_-d>\n    <e____f>2</e____f>\n  </metadata>\n</instance>"
+        );
+        assert_eq!(xml_to_json(xml.as_bytes()).unwrap(), json.to_vec());
+        // A lone underscore reads as itself, as XStream reads it.
+        assert_eq!(
+            xml_to_json(b"<m><p_q>3</p_q></m>").unwrap(),
+            br#"{"m":{"p_q":"3"}}"#.to_vec()
+        );
     }
 
     #[test]

@@ -463,7 +463,7 @@ fn differences(real: &Answer, ours: &Answer) -> Vec<(Aspect, String)> {
 fn instance_json(app: &str, id: &str, port: &str, status: &str, ldt: u64) -> String {
     let lower = app.to_ascii_lowercase();
     format!(
-        r#"{{"instance":{{"instanceId":"{id}","hostName":"127.0.0.1","app":"{app}","ipAddr":"127.0.0.1","status":"{status}","overriddenStatus":"UNKNOWN","port":{{"$":{port},"@enabled":"true"}},"securePort":{{"$":443,"@enabled":"false"}},"countryId":1,"dataCenterInfo":{{"@class":"com.netflix.appinfo.InstanceInfo$DefaultDataCenterInfo","name":"MyOwn"}},"leaseInfo":{{"renewalIntervalInSecs":30,"durationInSecs":90}},"metadata":{{"zone":"z1","management.port":"8081","a-key":"x & <y>"}},"homePageUrl":"http://127.0.0.1:{port}/","statusPageUrl":"http://127.0.0.1:{port}/info","healthCheckUrl":"http://127.0.0.1:{port}/health","vipAddress":"{lower}","secureVipAddress":"{lower}-secure","isCoordinatingDiscoveryServer":"false","lastUpdatedTimestamp":"{ldt}","lastDirtyTimestamp":"{ldt}"}}}}"#
+        r#"{{"instance":{{"instanceId":"{id}","hostName":"127.0.0.1","app":"{app}","ipAddr":"127.0.0.1","status":"{status}","overriddenStatus":"UNKNOWN","port":{{"$":{port},"@enabled":"true"}},"securePort":{{"$":443,"@enabled":"false"}},"countryId":1,"dataCenterInfo":{{"@class":"com.netflix.appinfo.InstanceInfo$DefaultDataCenterInfo","name":"MyOwn"}},"leaseInfo":{{"renewalIntervalInSecs":30,"durationInSecs":90}},"metadata":{{"zone":"z1","management.port":"8081","a-key":"x & <y>","snake_key":"v_1","dollar$key":"w"}},"homePageUrl":"http://127.0.0.1:{port}/","statusPageUrl":"http://127.0.0.1:{port}/info","healthCheckUrl":"http://127.0.0.1:{port}/health","vipAddress":"{lower}","secureVipAddress":"{lower}-secure","isCoordinatingDiscoveryServer":"false","lastUpdatedTimestamp":"{ldt}","lastDirtyTimestamp":"{ldt}"}}}}"#
     )
 }
 
@@ -648,7 +648,7 @@ fn exchanges() -> Vec<Exchange> {
         Exchange::new("register XML Amazon", "POST", "apps/DIFF-B").body(
             XML,
             format!(
-                "<!-- an Amazon instance -->\n<instance>\n  <instanceId>b2</instanceId><hostName>h2</hostName><app>diff-b</app><ipAddr>127.0.0.3</ipAddr><status>DOWN</status><port enabled='true'>9090</port><dataCenterInfo class=\"com.netflix.appinfo.AmazonInfo\"><name>Amazon</name><metadata><instance-id>i-2</instance-id><availability-zone>us-east-1b</availability-zone></metadata></dataCenterInfo><metadata><zone>us-east-1b</zone><k>a&amp;b&#x41;</k><e/></metadata><vipAddress>diff-b</vipAddress><lastDirtyTimestamp>{LDT}</lastDirtyTimestamp></instance>"
+                "<!-- an Amazon instance -->\n<instance>\n  <instanceId>b2</instanceId><hostName>h2</hostName><app>diff-b</app><ipAddr>127.0.0.3</ipAddr><status>DOWN</status><port enabled='true'>9090</port><dataCenterInfo class=\"com.netflix.appinfo.AmazonInfo\"><name>Amazon</name><metadata><instance-id>i-2</instance-id><availability-zone>us-east-1b</availability-zone></metadata></dataCenterInfo><metadata><zone>us-east-1b</zone><k>a&amp;b&#x41;</k><e/><k__m>1</k__m><n_-o>2</n_-o><p_q>3</p_q></metadata><vipAddress>diff-b</vipAddress><lastDirtyTimestamp>{LDT}</lastDirtyTimestamp></instance>"
             ),
         ),
         Exchange::new("register XML missing dataCenterInfo", "POST", "apps/DIFF-B").body(
