@@ -329,7 +329,15 @@ impl Element {
             return Value::Object(fields);
         }
         for (name, child) in self.children {
-            let value = child.into_value();
+            let value = match (name.as_str(), child.into_value()) {
+                // Eureka's converter enables a secure port only when told `enabled="true"`; the
+                // JSON reader takes a bare port as enabled, right only for `port`.
+                ("securePort", Value::Text(port)) => Value::Object(vec![
+                    ("$".to_owned(), Value::Text(port)),
+                    ("@enabled".to_owned(), Value::Text("false".to_owned())),
+                ]),
+                (_, value) => value,
+            };
             match fields.iter_mut().find(|(seen, _)| *seen == name) {
                 Some((_, Value::List(items))) => items.push(value),
                 Some((_, first)) => {
@@ -525,6 +533,17 @@ mod tests {
         assert_eq!(
             xml_to_json(b"<m><p_q>3</p_q></m>").unwrap(),
             br#"{"m":{"p_q":"3"}}"#.to_vec()
+        );
+    }
+
+    #[test]
+    fn a_secure_port_without_enabled_is_disabled_as_eureka_reads_it() {
+        let xml = br#"<instance><hostName>h</hostName><port>8080</port><securePort>8443</securePort></instance>"#;
+        let info = InstanceInfo::from_xml(xml).unwrap();
+        assert_eq!((info.port.port, info.port.enabled), (8080, true));
+        assert_eq!(
+            (info.secure_port.port, info.secure_port.enabled),
+            (8443, false)
         );
     }
 

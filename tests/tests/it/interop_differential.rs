@@ -651,6 +651,10 @@ fn exchanges() -> Vec<Exchange> {
                 "<!-- an Amazon instance -->\n<instance>\n  <instanceId>b2</instanceId><hostName>h2</hostName><app>diff-b</app><ipAddr>127.0.0.3</ipAddr><status>DOWN</status><port enabled='true'>9090</port><dataCenterInfo class=\"com.netflix.appinfo.AmazonInfo\"><name>Amazon</name><metadata><instance-id>i-2</instance-id><availability-zone>us-east-1b</availability-zone></metadata></dataCenterInfo><metadata><zone>us-east-1b</zone><k>a&amp;b&#x41;</k><e/><k__m>1</k__m><n_-o>2</n_-o><p_q>3</p_q></metadata><vipAddress>diff-b</vipAddress><lastDirtyTimestamp>{LDT}</lastDirtyTimestamp></instance>"
             ),
         ),
+        Exchange::new("register XML bare ports", "POST", "apps/DIFF-B").body(
+            XML,
+            "<instance><instanceId>b3</instanceId><hostName> h3 </hostName><app>DIFF-B</app><ipAddr>127.0.0.4</ipAddr><port>8080</port><securePort>8443</securePort><dataCenterInfo class=\"com.netflix.appinfo.InstanceInfo$DefaultDataCenterInfo\"><name>MyOwn</name></dataCenterInfo><metadata/><leaseInfo/></instance>",
+        ),
         Exchange::new("register XML missing dataCenterInfo", "POST", "apps/DIFF-B").body(
             XML,
             "<instance><hostName>h</hostName><app>DIFF-B</app><ipAddr>1.2.3.4</ipAddr></instance>",
