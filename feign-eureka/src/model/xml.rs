@@ -336,6 +336,11 @@ impl Element {
                     ("$".to_owned(), Value::Text(port)),
                     ("@enabled".to_owned(), Value::Text("false".to_owned())),
                 ]),
+                // Its converter reads statuses ignoring case (`Down` is `DOWN`), the JSON one
+                // does not.
+                ("status" | "overriddenstatus" | "overriddenStatus", Value::Text(status)) => {
+                    Value::Text(status.to_ascii_uppercase())
+                }
                 (_, value) => value,
             };
             match fields.iter_mut().find(|(seen, _)| *seen == name) {
@@ -544,6 +549,17 @@ mod tests {
         assert_eq!(
             (info.secure_port.port, info.secure_port.enabled),
             (8443, false)
+        );
+    }
+
+    #[test]
+    fn statuses_read_ignoring_case_as_eureka_reads_them() {
+        let xml = br#"<instance><status>Down</status><overriddenstatus>out_of_service</overriddenstatus></instance>"#;
+        let info = InstanceInfo::from_xml(xml).unwrap();
+        assert_eq!(info.status, crate::model::InstanceStatus::Down);
+        assert_eq!(
+            info.overridden_status,
+            crate::model::InstanceStatus::OutOfService
         );
     }
 
