@@ -343,6 +343,9 @@ impl Call<'_> {
             Ok(info) => info,
             Err(error) => return unparseable(format, &error),
         };
+        if let Err(reason) = validate::data_center(&info, format == Format::Json) {
+            return unparseable(format, &reason);
+        }
         adopt_metadata_instance_id(&mut info);
         let limits = &registry.config.limits;
         let now = registry.clock.now_ms();

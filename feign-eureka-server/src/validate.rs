@@ -134,6 +134,22 @@ pub(crate) fn registration(
     Ok(())
 }
 
+/// What Eureka's readers refuse in a `dataCenterInfo` before any validation (they fail to parse
+/// the body): a name other than `Netflix`, `Amazon` and `MyOwn`, and in JSON a missing or
+/// unknown `@class` (the XML reader takes the declared type when `class` is missing or unknown).
+pub(crate) fn data_center(info: &InstanceInfo, json: bool) -> Result<(), Invalid> {
+    let Some(dc) = &info.data_center_info else {
+        return Ok(());
+    };
+    if !dc.name.is_empty() && !dc.has_known_name() {
+        return Err(format!("unknown dataCenterInfo name {:?}", dc.name).into());
+    }
+    if json && !dc.has_known_class() {
+        return Err(format!("unknown dataCenterInfo @class {:?}", dc.class).into());
+    }
+    Ok(())
+}
+
 /// Bounds a metadata map (entry count, key and value sizes, no control characters in keys).
 pub(crate) fn metadata<'a>(
     entries: impl ExactSizeIterator<Item = (&'a String, &'a String)>,
