@@ -70,6 +70,22 @@ const ALLOWED: &[(&str, &[Aspect], &str)] = &[
         "400 with the reason where the real server fails with 500",
     ),
     (
+        "register XML port not a number",
+        &[Aspect::MediaType, Aspect::Body],
+        "400 with the reason as plain text; the real server's reader fails with its generic \
+         <error> document",
+    ),
+    (
+        "register XML application root",
+        REFUSED,
+        "400 (no instance) where the real server fails with 500",
+    ),
+    (
+        "register XML port 99999",
+        REFUSED,
+        "ports outside 0..=65535 are refused (400); the real server stores them (204)",
+    ),
+    (
         "register XML missing dataCenterInfo",
         &[Aspect::MediaType],
         PLAIN_REASONS,
@@ -655,6 +671,36 @@ fn exchanges() -> Vec<Exchange> {
             XML,
             "<instance><instanceId>b3</instanceId><hostName> h3 </hostName><app>DIFF-B</app><ipAddr>127.0.0.4</ipAddr><port>8080</port><securePort>8443</securePort><dataCenterInfo class=\"com.netflix.appinfo.InstanceInfo$DefaultDataCenterInfo\"><name>MyOwn</name></dataCenterInfo><metadata/><leaseInfo/></instance>",
         ),
+        Exchange::new("register XML status in mixed case", "POST", "apps/DIFF-B").body(
+            XML,
+            "<instance><instanceId>b4</instanceId><hostName>h4</hostName><app>DIFF-B</app><ipAddr>127.0.0.5</ipAddr><status>Down</status><overriddenstatus>unknown</overriddenstatus><dataCenterInfo><name>MyOwn</name></dataCenterInfo><foo><bar>1</bar></foo></instance>",
+        ),
+        Exchange::new("register XML unknown class", "POST", "apps/DIFF-B").body(
+            XML,
+            "<instance><instanceId>b5</instanceId><hostName>h5</hostName><app>DIFF-B</app><ipAddr>127.0.0.6</ipAddr><dataCenterInfo class=\"foo.Bar\"><name>MyOwn</name></dataCenterInfo></instance>",
+        ),
+        Exchange::new("register XML unknown data center name", "POST", "apps/DIFF-B").body(
+            XML,
+            "<instance><instanceId>b6</instanceId><hostName>h6</hostName><app>DIFF-B</app><ipAddr>127.0.0.7</ipAddr><dataCenterInfo><name>Bogus</name></dataCenterInfo></instance>",
+        ),
+        Exchange::new("register JSON without @class", "POST", "apps/DIFF-B").body(
+            JSON,
+            r#"{"instance":{"instanceId":"b7","hostName":"h","app":"DIFF-B","ipAddr":"1.2.3.4","dataCenterInfo":{"name":"MyOwn"}}}"#,
+        ),
+        Exchange::new("register JSON unknown @class", "POST", "apps/DIFF-B").body(
+            JSON,
+            r#"{"instance":{"instanceId":"b7","hostName":"h","app":"DIFF-B","ipAddr":"1.2.3.4","dataCenterInfo":{"@class":"foo.Bar","name":"MyOwn"}}}"#,
+        ),
+        Exchange::new("register JSON unknown data center name", "POST", "apps/DIFF-B").body(
+            JSON,
+            r#"{"instance":{"instanceId":"b7","hostName":"h","app":"DIFF-B","ipAddr":"1.2.3.4","dataCenterInfo":{"@class":"com.netflix.appinfo.InstanceInfo$DefaultDataCenterInfo","name":"Bogus"}}}"#,
+        ),
+        Exchange::new("register XML port not a number", "POST", "apps/DIFF-B").body(
+            XML,
+            "<instance><instanceId>b8</instanceId><hostName>h</hostName><app>DIFF-B</app><ipAddr>1.2.3.4</ipAddr><port enabled=\"true\">abc</port><dataCenterInfo><name>MyOwn</name></dataCenterInfo></instance>",
+        ),
+        Exchange::new("register XML application root", "POST", "apps/DIFF-B")
+            .body(XML, "<application><name>DIFF-B</name></application>"),
         Exchange::new("register XML missing dataCenterInfo", "POST", "apps/DIFF-B").body(
             XML,
             "<instance><hostName>h</hostName><app>DIFF-B</app><ipAddr>1.2.3.4</ipAddr></instance>",
@@ -725,6 +771,10 @@ fn refused() -> Vec<Exchange> {
     list.extend([
         Exchange::new("register JSON port 70000", "POST", "apps/DIFF-X")
             .body(JSON, instance_json("DIFF-X", "x1", "70000", "UP", LDT)),
+        Exchange::new("register XML port 99999", "POST", "apps/DIFF-X").body(
+            XML,
+            "<instance><instanceId>x4</instanceId><hostName>h</hostName><app>DIFF-X</app><ipAddr>1.2.3.4</ipAddr><port enabled=\"true\">99999</port><dataCenterInfo><name>MyOwn</name></dataCenterInfo></instance>",
+        ),
         Exchange::new("register JSON status up", "POST", "apps/DIFF-X")
             .body(JSON, instance_json("DIFF-X", "x2", "8080", "up", LDT)),
         Exchange::new(
