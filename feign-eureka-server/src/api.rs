@@ -66,7 +66,13 @@ pub(crate) async fn handle(
         Bytes::new()
     };
     let segs: Vec<&str> = segments.iter().map(String::as_str).collect();
+    // Every resource produces only XML and JSON: a client accepting neither gets 406 before
+    // anything runs, once the method and a request body's type have been found acceptable.
+    let unacceptable = routed(&parts.method, &segs)
+        && media::document(&parts.headers).is_none()
+        && !(parts.method == Method::POST && media::body(&parts.headers).is_err());
     let response = match (&parts.method, segs.as_slice()) {
+        _ if unacceptable => empty(StatusCode::NOT_ACCEPTABLE),
         (&Method::GET, ["apps"]) => call.cached(CacheKey::AllApps),
         (&Method::GET, ["apps", "delta"]) => call.cached(CacheKey::Delta),
         (&Method::GET, ["apps", app]) => call.with_app(app, |app| call.cached(CacheKey::App(app))),
@@ -176,6 +182,20 @@ fn json_error(status: StatusCode, path: &str, now_ms: u64) -> Vec<u8> {
         serde_json::Value::from(path),
     )
     .into_bytes()
+}
+
+/// Whether the resource at `segs` answers `method` (else 404 or 405).
+fn routed(method: &Method, segs: &[&str]) -> bool {
+    let allowed: &[Method] = match segs {
+        ["apps"] | ["apps", "delta"] | ["instances", _] | ["vips" | "svips", _] => &[Method::GET],
+        ["apps", _] => &[Method::GET, Method::POST],
+        ["apps", _, _] => &[Method::GET, Method::PUT, Method::DELETE],
+        ["apps", _, _, "status"] => &[Method::PUT, Method::DELETE],
+        ["apps", _, _, "metadata"] => &[Method::PUT],
+        ["peerreplication", "batch"] => &[Method::POST],
+        _ => &[],
+    };
+    allowed.contains(method)
 }
 
 fn known(segs: &[&str]) -> bool {

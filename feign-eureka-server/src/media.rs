@@ -44,8 +44,9 @@ fn accept_ranges(headers: &HeaderMap) -> Option<Vec<(String, f32)>> {
         }
     }
     // Highest quality first; equal ones keep the client's order, as Jersey and Spring sort.
+    // A quality of 0 still accepts, as Jersey takes it.
     ranges.sort_by(|a, b| b.1.total_cmp(&a.1));
-    Some(ranges.into_iter().filter(|(_, q)| *q > 0.0).collect())
+    Some(ranges)
 }
 
 fn matches(range: &str, media_type: &str) -> bool {
@@ -170,6 +171,10 @@ mod tests {
         );
         assert_eq!(
             document(&accept("application/xml;q=0.5, application/json")),
+            Some(Format::Json)
+        );
+        assert_eq!(
+            document(&accept("application/json;q=0")),
             Some(Format::Json)
         );
         assert_eq!(document(&accept("text/xml")), None);
