@@ -544,6 +544,13 @@ fn all_reads() -> Vec<Exchange> {
         ("unknown app", "text/xml"),
         ("apps", "application/xml, application/json"),
         ("apps", "application/xml;q=0.5, application/json"),
+        ("apps", "application/*"),
+        ("apps", "*/*;q=0.1, application/json"),
+        ("apps", "application/json;q=0"),
+        ("instance", "application/xml;q=0.5, application/json"),
+        ("instance", "application/json;q=0"),
+        ("unknown app", "application/xml"),
+        ("unknown app", "text/plain"),
     ] {
         let path = match label {
             "instance" => "apps/DIFF-A/a1",
@@ -713,6 +720,14 @@ fn exchanges() -> Vec<Exchange> {
         Exchange::new("cancel again", "DELETE", "apps/DIFF-A/a2"),
         Exchange::new("cancel unknown app", "DELETE", "apps/NOPE/a2"),
         Exchange::new("method not allowed", "POST", id).body(JSON, "{}"),
+        Exchange::new("method not allowed Accept XML", "POST", id)
+            .header("Accept", XML)
+            .body(JSON, "{}"),
+        Exchange::new("register without Content-Type Accept XML", "POST", "apps/DIFF-A")
+            .header("Accept", XML)
+            .raw_body(instance_json("DIFF-A", "a9", "8080", "UP", LDT)),
+        Exchange::new("heartbeat unknown instance Accept text/xml", "PUT", "apps/DIFF-A/nope")
+            .header("Accept", "text/xml"),
         Exchange::new("unknown path", "GET", "nothing/here"),
         Exchange::new("register JSON malformed", "POST", "apps/DIFF-A").body(JSON, "{\"instance\":"),
         Exchange::new("register XML malformed", "POST", "apps/DIFF-A").body(XML, "<instance><hostName>h</hostName>"),
