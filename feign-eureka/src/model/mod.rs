@@ -26,6 +26,7 @@
 //! ```
 
 mod applications;
+mod compact;
 mod datacenter;
 mod instance;
 mod lease;
@@ -40,6 +41,7 @@ pub use applications::{
     reconcile_hash, Application, ApplicationEnvelope, Applications, ApplicationsEnvelope,
     StatusCounts,
 };
+pub use compact::{compact_json, compact_xml};
 pub use datacenter::{
     DataCenterInfo, AMAZON_DATA_CENTER_CLASS, DEFAULT_DATA_CENTER_CLASS, MY_DATA_CENTER_CLASS,
 };

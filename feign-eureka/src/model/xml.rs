@@ -88,9 +88,11 @@ fn json_key(xml_name: String) -> String {
 
 /// One JSON value, its keys kept in document order.
 #[derive(Debug, Clone, PartialEq)]
-enum Value {
+pub(super) enum Value {
     Null,
     Text(String),
+    /// A number the JSON form writes as one (the compact form's `lastUpdatedTimestamp`).
+    Number(u64),
     List(Vec<Value>),
     Object(Vec<(String, Value)>),
 }
@@ -105,6 +107,12 @@ enum Value {
 /// # Ok::<(), feign_eureka::model::XmlError>(())
 /// ```
 pub fn json_to_xml(json: &[u8]) -> Result<String, XmlError> {
+    let (name, value) = read_json(json)?;
+    Ok(write_xml(&name, &value, &PRETTY))
+}
+
+/// `json`'s root key and value, keys in document order.
+pub(super) fn read_json(json: &[u8]) -> Result<(String, Value), XmlError> {
     let mut de = serde_json::Deserializer::from_slice(json);
     let value = ValueSeed.deserialize(&mut de)?;
     de.end()?;
@@ -116,10 +124,31 @@ pub fn json_to_xml(json: &[u8]) -> Result<String, XmlError> {
             "the document needs exactly one root key".into(),
         ));
     }
-    let (name, value) = root.remove(0);
-    let mut out = String::with_capacity(json.len() * 3 / 2);
-    write_element(&mut out, &xml_name(&name), &value, 0);
-    Ok(out)
+    Ok(root.remove(0))
+}
+
+/// How a document is laid out and escaped.
+pub(super) struct Style {
+    /// Each element on a line of its own, two spaces per level (XStream), or one line.
+    pub(super) indent: bool,
+    /// Escapes text content.
+    pub(super) text: fn(&mut String, &str),
+    /// Escapes attribute values.
+    pub(super) attribute: fn(&mut String, &str),
+}
+
+/// XStream's pretty printer, which writes the full documents.
+const PRETTY: Style = Style {
+    indent: true,
+    text: escape,
+    attribute: escape,
+};
+
+/// `<name>value</name>` in `style`.
+pub(super) fn write_xml(name: &str, value: &Value, style: &Style) -> String {
+    let mut out = String::new();
+    write_element(&mut out, &xml_name(name), value, 0, style);
+    out
 }
 
 /// Reads Eureka's XML into the JSON the model reads: `{"root":{...}}`.
@@ -160,7 +189,10 @@ xml_document!(Applications, "applications");
 
 // ---- writing ----------------------------------------------------------------------------
 
-fn indent(out: &mut String, depth: usize) {
+fn indent(out: &mut String, depth: usize, style: &Style) {
+    if !style.indent {
+        return;
+    }
     if depth > 0 || !out.is_empty() {
         out.push('\n');
     }
@@ -184,22 +216,26 @@ fn escape(out: &mut String, text: &str) {
     }
 }
 
-fn write_element(out: &mut String, name: &str, value: &Value, depth: usize) {
+fn write_element(out: &mut String, name: &str, value: &Value, depth: usize, style: &Style) {
     match value {
         Value::Null => {}
         Value::List(items) => {
             for item in items {
-                write_element(out, name, item, depth);
+                write_element(out, name, item, depth, style);
             }
         }
         Value::Text(text) => {
-            indent(out, depth);
+            indent(out, depth, style);
             let _ = write!(out, "<{name}>");
-            escape(out, text);
+            (style.text)(out, text);
             let _ = write!(out, "</{name}>");
         }
+        Value::Number(n) => {
+            indent(out, depth, style);
+            let _ = write!(out, "<{name}>{n}</{name}>");
+        }
         Value::Object(fields) => {
-            indent(out, depth);
+            indent(out, depth, style);
             out.push('<');
             out.push_str(name);
             let mut text = None;
@@ -207,7 +243,7 @@ fn write_element(out: &mut String, name: &str, value: &Value, depth: usize) {
                 match (key.strip_prefix('@'), value) {
                     (Some(attribute), Value::Text(v)) => {
                         let _ = write!(out, " {attribute}=\"");
-                        escape(out, v);
+                        (style.attribute)(out, v);
                         out.push('"');
                     }
                     _ if key == "$" => text = Some(value),
@@ -223,16 +259,18 @@ fn write_element(out: &mut String, name: &str, value: &Value, depth: usize) {
                 .collect();
             if let Some(Value::Text(text)) = text {
                 out.push('>');
-                escape(out, text);
+                (style.text)(out, text);
                 let _ = write!(out, "</{name}>");
+            } else if let Some(Value::Number(n)) = text {
+                let _ = write!(out, ">{n}</{name}>");
             } else if children.is_empty() {
                 out.push_str("/>");
             } else {
                 out.push('>');
                 for (key, value) in children {
-                    write_element(out, &xml_name(key), value, depth + 1);
+                    write_element(out, &xml_name(key), value, depth + 1, style);
                 }
-                indent(out, depth);
+                indent(out, depth, style);
                 let _ = write!(out, "</{name}>");
             }
         }
@@ -243,8 +281,9 @@ fn is_empty_list(value: &Value) -> bool {
     matches!(value, Value::List(items) if items.iter().all(|i| *i == Value::Null))
 }
 
-/// Reads any JSON value into a [`Value`], keeping key order and writing scalars as text.
-struct ValueSeed;
+/// Reads any JSON value into a [`Value`], keeping key order, natural numbers as numbers and other
+/// scalars as text.
+pub(super) struct ValueSeed;
 
 impl<'de> DeserializeSeed<'de> for ValueSeed {
     type Value = Value;
@@ -265,10 +304,10 @@ impl<'de> Visitor<'de> for ValueSeed {
         Ok(Value::Text(v.to_string()))
     }
     fn visit_i64<E: de::Error>(self, v: i64) -> Result<Value, E> {
-        Ok(Value::Text(v.to_string()))
+        Ok(u64::try_from(v).map_or_else(|_| Value::Text(v.to_string()), Value::Number))
     }
     fn visit_u64<E: de::Error>(self, v: u64) -> Result<Value, E> {
-        Ok(Value::Text(v.to_string()))
+        Ok(Value::Number(v))
     }
     fn visit_f64<E: de::Error>(self, v: f64) -> Result<Value, E> {
         Ok(Value::Text(v.to_string()))
@@ -459,6 +498,7 @@ impl Serialize for Value {
         match self {
             Value::Null => serializer.serialize_unit(),
             Value::Text(text) => serializer.serialize_str(text),
+            Value::Number(n) => serializer.serialize_u64(*n),
             Value::List(items) => serializer.collect_seq(items),
             Value::Object(fields) => {
                 let mut map = serializer.serialize_map(Some(fields.len()))?;
