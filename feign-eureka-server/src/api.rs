@@ -303,10 +303,15 @@ impl Call<'_> {
         if payload.empty {
             return empty(StatusCode::NOT_FOUND);
         }
+        // `X-Eureka-Accept: compact` (any case); anything else is the full form, as in Eureka.
+        let compact = self
+            .headers
+            .get("x-eureka-accept")
+            .is_some_and(|v| v.as_bytes().eq_ignore_ascii_case(b"compact"));
         if compressible && self.wants_gzip() {
-            document_gzip(format, payload.gzip(format))
+            document_gzip(format, payload.gzip(format, compact))
         } else {
-            document(format, payload.body(format))
+            document(format, payload.body(format, compact))
         }
     }
 

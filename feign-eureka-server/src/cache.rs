@@ -12,7 +12,7 @@ use flate2::write::GzEncoder;
 use flate2::Compression;
 
 use crate::media::Format;
-use feign_eureka::model::json_to_xml;
+use feign_eureka::model::{compact_json, compact_xml, json_to_xml};
 
 /// What a cached payload describes.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -37,15 +37,17 @@ impl CacheKey {
     }
 }
 
-/// A rendered document: its JSON, and its XML and gzip forms computed on first demand.
+/// A rendered document: its JSON, and its other forms (XML, compact, gzipped) computed on
+/// first demand.
 #[derive(Debug)]
 pub(crate) struct Payload {
     pub(crate) json: Bytes,
     /// True when the payload names nothing (an unknown application answers 404).
     pub(crate) empty: bool,
-    xml: OnceLock<Bytes>,
-    gzip_json: OnceLock<Bytes>,
-    gzip_xml: OnceLock<Bytes>,
+    /// XML, compact JSON, compact XML.
+    converted: [OnceLock<Bytes>; 3],
+    /// Each of the four forms gzipped.
+    gzipped: [OnceLock<Bytes>; 4],
     created_ms: u64,
 }
 
@@ -55,34 +57,38 @@ impl Payload {
         Self {
             json: Bytes::from(json),
             empty,
-            xml: OnceLock::new(),
-            gzip_json: OnceLock::new(),
-            gzip_xml: OnceLock::new(),
+            converted: Default::default(),
+            gzipped: Default::default(),
             created_ms: now_ms,
         }
     }
 
-    /// The document in `format`; the XML is converted from the JSON once.
-    pub(crate) fn body(&self, format: Format) -> Bytes {
-        match format {
-            Format::Json => self.json.clone(),
-            Format::Xml => self
-                .xml
-                .get_or_init(|| {
-                    // The registry's own JSON always converts.
-                    Bytes::from(json_to_xml(&self.json).unwrap_or_default())
-                })
-                .clone(),
+    /// The document in `format`, full or compact (`X-Eureka-Accept: compact`), converted from
+    /// the JSON once.
+    pub(crate) fn body(&self, format: Format, compact: bool) -> Bytes {
+        // The registry's own JSON always converts.
+        let convert = |i: usize, f: fn(&[u8]) -> Vec<u8>| {
+            self.converted[i]
+                .get_or_init(|| Bytes::from(f(&self.json)))
+                .clone()
+        };
+        match (format, compact) {
+            (Format::Json, false) => self.json.clone(),
+            (Format::Xml, false) => {
+                convert(0, |json| json_to_xml(json).unwrap_or_default().into_bytes())
+            }
+            (Format::Json, true) => convert(1, |json| compact_json(json).unwrap_or_default()),
+            (Format::Xml, true) => {
+                convert(2, |json| compact_xml(json).unwrap_or_default().into_bytes())
+            }
         }
     }
 
-    /// The document in `format`, gzip-compressed once.
-    pub(crate) fn gzip(&self, format: Format) -> Bytes {
-        let cell = match format {
-            Format::Json => &self.gzip_json,
-            Format::Xml => &self.gzip_xml,
-        };
-        cell.get_or_init(|| Bytes::from(gzip(&self.body(format))))
+    /// [`Payload::body`] gzip-compressed, once.
+    pub(crate) fn gzip(&self, format: Format, compact: bool) -> Bytes {
+        let i = usize::from(format == Format::Xml) * 2 + usize::from(compact);
+        self.gzipped[i]
+            .get_or_init(|| Bytes::from(gzip(&self.body(format, compact))))
             .clone()
     }
 }
@@ -187,7 +193,7 @@ impl ResponseCache {
             if !Arc::ptr_eq(old, &fresh) && key.is_compressed() {
                 // Compress here, on the timer, so no JSON request pays for it (Java clients ask
                 // for JSON; XML is converted and compressed on first demand).
-                fresh.gzip(Format::Json);
+                fresh.gzip(Format::Json, false);
             }
             next.insert(
                 key.clone(),

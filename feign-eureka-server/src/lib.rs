@@ -35,7 +35,7 @@
 //! # Deviations from Netflix Eureka
 //!
 //! Plain-text 400 reasons are labelled `text/plain` (Eureka labels them with the negotiated
-//! XML or JSON type); `X-Eureka-Accept: compact` is answered with the full form; malformed
+//! XML or JSON type); malformed
 //! `lastDirtyTimestamp` or status values get 400 with a reason where Eureka answers 500; the
 //! 1-hour expiry of unused admin overrides is not implemented (overrides end on cancel or
 //! `DELETE .../status`); a starting node does not copy its peers' registries (heartbeats
