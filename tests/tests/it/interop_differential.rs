@@ -106,12 +106,6 @@ const ALLOWED: &[(&str, &[Aspect], &str)] = &[
         PLAIN_REASONS,
     ),
     (
-        "GET app compact",
-        &[Aspect::Body],
-        "X-Eureka-Accept: compact is answered with the full document, of which the compact one \
-         is a subset (in another key order); Java clients ask for the full one",
-    ),
-    (
         "GET apps Accept: application/xml, application/json",
         &[Aspect::MediaType],
         "a JSON body is labelled application/json; the real server labels it application/xml \
@@ -716,6 +710,28 @@ fn exchanges() -> Vec<Exchange> {
         Exchange::new("GET app compact", "GET", "apps/DIFF-B")
             .header("Accept", JSON)
             .header("X-Eureka-Accept", "compact"),
+        Exchange::new("GET app compact XML", "GET", "apps/DIFF-B").header("X-Eureka-Accept", "compact"),
+        Exchange::new("GET apps compact", "GET", "apps")
+            .header("Accept", JSON)
+            .header("X-Eureka-Accept", "Compact"),
+        Exchange::new("GET apps compact XML", "GET", "apps").header("X-Eureka-Accept", "compact"),
+        Exchange::new("GET apps compact gzip", "GET", "apps")
+            .header("Accept", JSON)
+            .header("Accept-Encoding", "gzip")
+            .header("X-Eureka-Accept", "compact"),
+        Exchange::new("GET delta compact", "GET", "apps/delta")
+            .header("Accept", JSON)
+            .header("X-Eureka-Accept", "compact"),
+        Exchange::new("GET vip compact XML", "GET", "vips/diff-a").header("X-Eureka-Accept", "compact"),
+        Exchange::new("GET unknown svip compact", "GET", "svips/nope")
+            .header("Accept", JSON)
+            .header("X-Eureka-Accept", "compact"),
+        Exchange::new("GET instance compact", "GET", "apps/DIFF-B/b1")
+            .header("Accept", JSON)
+            .header("X-Eureka-Accept", "compact"),
+        Exchange::new("GET app other X-Eureka-Accept", "GET", "apps/DIFF-B")
+            .header("Accept", JSON)
+            .header("X-Eureka-Accept", "mini"),
         Exchange::new("cancel", "DELETE", "apps/DIFF-A/a2"),
         Exchange::new("cancel again", "DELETE", "apps/DIFF-A/a2"),
         Exchange::new("cancel unknown app", "DELETE", "apps/NOPE/a2"),
