@@ -380,8 +380,10 @@ impl Call<'_> {
                 Some(ldt) => validate::last_dirty(ldt, now, limits),
                 None => Ok(()),
             });
-        if let Err(reason) = checked {
-            return text(StatusCode::BAD_REQUEST, reason);
+        match checked {
+            Err(Invalid::Unreadable(reason)) => return unparseable(format, &reason),
+            Err(reason) => return text(StatusCode::BAD_REQUEST, reason),
+            Ok(()) => {}
         }
         if info.last_dirty_timestamp.is_none() {
             info.last_dirty_timestamp = Some(now);

@@ -16,6 +16,9 @@ pub(crate) enum Invalid {
     /// A status value that is not one of Eureka's.
     #[error(transparent)]
     Status(#[from] ParseStatusError),
+    /// A value Eureka's readers cannot read at all: they refuse the body as unparseable.
+    #[error("{0}")]
+    Unreadable(String),
 }
 
 impl From<&'static str> for Invalid {
@@ -261,11 +264,20 @@ fn check_port(name: &str, port: &Value) -> Result<(), Invalid> {
         Value::Null => return Ok(()),
         number => number,
     };
-    let valid = match number {
-        Value::Number(n) => n.as_u64().is_some_and(|n| n <= 65535),
-        Value::String(text) => text.trim().parse::<u16>().is_ok(),
-        _ => false,
+    let whole = match number {
+        Value::Number(n) => n.as_i64().or_else(|| n.as_u64().map(|_| i64::MAX)),
+        Value::String(text) => text.trim().parse::<i64>().ok(),
+        _ => None,
     };
+    let Some(whole) = whole else {
+        let shown = number
+            .as_str()
+            .map_or_else(|| number.to_string(), str::to_owned);
+        return Err(Invalid::Unreadable(format!(
+            "{name} {shown} is not a number"
+        )));
+    };
+    let valid = (0..=65535).contains(&whole);
     if valid {
         Ok(())
     } else {

@@ -33,7 +33,7 @@ async fn ports_and_statuses_eureka_cannot_hold_get_400_with_a_reason() {
         (
             "port",
             json!({"$": "http", "@enabled": "true"}),
-            "port \"http\"",
+            "port http is not a number",
         ),
         ("port", json!(8080.5), "port 8080.5"),
         (
