@@ -70,10 +70,10 @@ const ALLOWED: &[(&str, &[Aspect], &str)] = &[
         "400 with the reason where the real server fails with 500",
     ),
     (
-        "register XML port not a number",
-        &[Aspect::MediaType, Aspect::Body],
-        "400 with the reason as plain text; the real server's reader fails with its generic \
-         <error> document",
+        "register JSON port a fraction",
+        REFUSED,
+        "a port that is not a whole number is refused as unparseable (400); the real server \
+         stores it truncated (204)",
     ),
     (
         "register XML application root",
@@ -700,6 +700,8 @@ fn exchanges() -> Vec<Exchange> {
             XML,
             "<instance><instanceId>b8</instanceId><hostName>h</hostName><app>DIFF-B</app><ipAddr>1.2.3.4</ipAddr><port enabled=\"true\">abc</port><dataCenterInfo><name>MyOwn</name></dataCenterInfo></instance>",
         ),
+        Exchange::new("register JSON port not a number", "POST", "apps/DIFF-B")
+            .body(JSON, instance_json("DIFF-B", "b9", "\"abc\"", "UP", LDT)),
         Exchange::new("register XML application root", "POST", "apps/DIFF-B")
             .body(XML, "<application><name>DIFF-B</name></application>"),
         Exchange::new("register XML missing dataCenterInfo", "POST", "apps/DIFF-B").body(
@@ -806,6 +808,8 @@ fn refused() -> Vec<Exchange> {
             XML,
             "<instance><instanceId>x4</instanceId><hostName>h</hostName><app>DIFF-X</app><ipAddr>1.2.3.4</ipAddr><port enabled=\"true\">99999</port><dataCenterInfo><name>MyOwn</name></dataCenterInfo></instance>",
         ),
+        Exchange::new("register JSON port a fraction", "POST", "apps/DIFF-X")
+            .body(JSON, instance_json("DIFF-X", "x5", "80.5", "UP", LDT)),
         Exchange::new("register JSON status up", "POST", "apps/DIFF-X")
             .body(JSON, instance_json("DIFF-X", "x2", "8080", "up", LDT)),
         Exchange::new(
