@@ -10,6 +10,7 @@ mod client_errors;
 mod client_options;
 mod client_order_service;
 mod dashboard;
+mod interop_auth;
 mod interop_client;
 mod interop_cluster;
 mod interop_server;
