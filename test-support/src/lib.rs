@@ -17,9 +17,11 @@
 //! | [`metrics`] | [`MetricsCapture`], a recorder installed for the current thread, and its snapshots |
 //! | [`fs`] | [`TempDir`], a directory removed on drop |
 //! | [`log`] | [`Captured`], a `tracing` subscriber's text and [`Event`](log::Event)s kept to be read back |
+//! | [`cases`] | [`proptest_cases`]: a property's case count, `PROPTEST_CASES` overriding the test's own |
 
 pub mod backend;
 pub mod calls;
+pub mod cases;
 pub mod eureka;
 pub mod fs;
 pub mod log;
@@ -30,6 +32,7 @@ pub mod raw;
 pub mod server;
 
 pub use calls::{calls_service, Calls, CallsClient, CallsService};
+pub use cases::proptest_cases;
 pub use fs::TempDir;
 pub use log::Captured;
 pub use metrics::{MetricsCapture, MetricsSnapshot, Series};

@@ -7,6 +7,7 @@ mod config;
 mod discovery;
 mod metrics;
 mod model;
+mod model_props;
 mod outage;
 mod registration;
 mod shutdown;
