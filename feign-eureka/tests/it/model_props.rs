@@ -13,9 +13,9 @@ use feign_eureka::model::{
     PortInfo,
 };
 use feign_eureka::RegistryCache;
+use feign_test_support::mutation::{mutate, mutate_all, mutation};
 use feign_test_support::proptest_cases;
 use proptest::prelude::*;
-use proptest::sample::Index;
 use serde_json::Value;
 
 /// Text as registrations carry it: mostly printable ASCII, sometimes any character, sometimes
@@ -409,91 +409,6 @@ fn lenient_listing(document: &mut Value, choices: &mut Choices<'_>) {
     }
 }
 
-/// Every value's JSON pointer in `value`, the root included.
-fn pointers(value: &Value, at: String, out: &mut Vec<String>) {
-    match value {
-        Value::Object(map) => {
-            for (key, child) in map {
-                let key = key.replace('~', "~0").replace('/', "~1");
-                pointers(child, format!("{at}/{key}"), out);
-            }
-        }
-        Value::Array(items) => {
-            for (i, child) in items.iter().enumerate() {
-                pointers(child, format!("{at}/{i}"), out);
-            }
-        }
-        _ => {}
-    }
-    out.push(at);
-}
-
-/// A value of any type to put in place of another.
-fn replacement() -> impl Strategy<Value = Value> {
-    prop_oneof![
-        Just(Value::Null),
-        any::<bool>().prop_map(Value::Bool),
-        any::<i64>().prop_map(Value::from),
-        any::<u64>().prop_map(Value::from),
-        any::<f64>()
-            .prop_map(|f| serde_json::Number::from_f64(f).map_or(Value::Null, Value::Number)),
-        text().prop_map(Value::String),
-        Just(serde_json::json!([])),
-        Just(serde_json::json!({})),
-        Just(serde_json::json!([{"hostName": "10.0.0.1", "app": "X"}, 1])),
-        Just(serde_json::json!({"$": "80", "@enabled": "maybe"})),
-    ]
-}
-
-/// A mutation of a valid document's bytes.
-#[derive(Debug, Clone)]
-enum Mutation {
-    /// Cut the document at this point.
-    Truncate(Index),
-    /// Set the byte at this point.
-    Flip(Index, u8),
-    /// Insert a byte at this point.
-    Insert(Index, u8),
-    /// Put a value of another type at one of the document's values (valid JSON stays valid).
-    Swap(Index, Value),
-}
-
-fn mutation() -> impl Strategy<Value = Mutation> {
-    prop_oneof![
-        any::<Index>().prop_map(Mutation::Truncate),
-        (any::<Index>(), any::<u8>()).prop_map(|(i, b)| Mutation::Flip(i, b)),
-        (
-            any::<Index>(),
-            prop::sample::select(b"{}[]\",:\\0-e.".to_vec())
-        )
-            .prop_map(|(i, b)| Mutation::Insert(i, b)),
-        (any::<Index>(), replacement()).prop_map(|(i, v)| Mutation::Swap(i, v)),
-    ]
-}
-
-fn mutate(document: &Value, mutation: &Mutation) -> Vec<u8> {
-    let mut bytes = document.to_string().into_bytes();
-    match mutation {
-        Mutation::Truncate(at) => bytes.truncate(at.index(bytes.len())),
-        Mutation::Flip(at, byte) => {
-            let at = at.index(bytes.len());
-            bytes[at] = *byte;
-        }
-        Mutation::Insert(at, byte) => bytes.insert(at.index(bytes.len() + 1), *byte),
-        Mutation::Swap(at, replacement) => {
-            let mut all = Vec::new();
-            pointers(document, String::new(), &mut all);
-            let mut document = document.clone();
-            let pointer = &all[at.index(all.len())];
-            if let Some(target) = document.pointer_mut(pointer) {
-                *target = replacement.clone();
-            }
-            bytes = document.to_string().into_bytes();
-        }
-    }
-    bytes
-}
-
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(proptest_cases(256)))]
 
@@ -547,15 +462,7 @@ proptest! {
         mutations in prop::collection::vec(mutation(), 1..4),
     ) {
         let document: Value = serde_json::from_str(&apps.to_json()).expect("own listing");
-        let mut bytes = Vec::new();
-        let mut current = document;
-        for mutation in &mutations {
-            bytes = mutate(&current, mutation);
-            match serde_json::from_slice(&bytes) {
-                Ok(next) => current = next,
-                Err(_) => break,
-            }
-        }
+        let bytes = mutate_all(&document, &mutations);
         let _ = InstanceInfo::from_json(&bytes);
         let _ = Application::from_json(&bytes);
         let _ = RegistryCache::new().apply_delta_json(&bytes);
