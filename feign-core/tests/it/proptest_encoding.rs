@@ -164,7 +164,7 @@ fn path_and_query_values_decode_to_what_was_given() {
             .map_err(|e| TestCaseError::fail(e.to_string()))?;
         let mut expected = vec![fixed()];
         expected.extend(owned(&refs));
-        expected.push(extra.clone());
+        expected.push(extra);
         prop_assert_eq!(decoded_pairs(&query)?, expected);
     });
 }

@@ -348,7 +348,7 @@ fn any_request_is_answered_and_leaves_the_registry_consistent() {
     let config = ProptestConfig {
         // The registry's state carries from case to case: a saved case would not replay.
         failure_persistence: None,
-        ..ProptestConfig::with_cases(proptest_cases(64))
+        ..ProptestConfig::with_cases(proptest_cases(128))
     };
     proptest!(config, |(request in request())| {
         let status = runtime
