@@ -1,9 +1,9 @@
 //! Properties of header checks over generated names and values: `feign_header_rules` accepts
 //! exactly the RFC 9110 tokens that are not framing headers (in any case) and the values of
 //! visible ASCII, space and tab; and every way the runtime adds a header (a parameter, a header
-//! map, an interceptor, a builder default, `DefaultHeaders`) accepts exactly what those rules
-//! accept, refusing before anything is sent, and sends what it accepts unchanged to a real
-//! server. `#[feign_client]` checks its header literals with the same two functions
+//! map, an interceptor, a builder default, `DefaultHeaders`, `BearerAuth`'s token, `RequestId`'s
+//! name) accepts exactly what those rules accept, refusing before anything is sent, and sends
+//! what it accepts unchanged to a real server. `#[feign_client]` checks its header literals with the same two functions
 //! (`feign-macros/src/header.rs`); its refusals are the trybuild cases of `ui-tests/`.
 //!
 //! Case counts come from `PROPTEST_CASES` when set (see `feign_test_support::proptest_cases`).
@@ -12,7 +12,9 @@ use std::sync::{Arc, Mutex};
 
 use axum::routing;
 use axum::Router;
-use feign_core::{interceptor_fn, Builder, DefaultHeaders, Error, RequestTemplate, Retryer};
+use feign_core::{
+    interceptor_fn, BearerAuth, Builder, DefaultHeaders, Error, RequestId, RequestTemplate, Retryer,
+};
 use feign_header_rules::{
     check_name, check_value, is_forbidden_name, is_valid_name, is_valid_value, NameError,
     ValueError, FORBIDDEN_NAMES,
@@ -181,6 +183,14 @@ proptest! {
             }
         }
 
+        // `RequestId` takes a name only: the same rule.
+        prop_assert_eq!(
+            RequestId::with_header(&name).is_ok(),
+            check_name(&name).is_ok(),
+            "RequestId::with_header({:?})",
+            name
+        );
+
         let safe = value.bytes().all(is_safe_value_byte);
         prop_assert_eq!(check_value(&value).is_ok(), safe);
         prop_assert_eq!(is_valid_value(value.as_bytes()), safe);
@@ -258,6 +268,17 @@ fn every_runtime_path_accepts_what_the_rules_accept() {
             let sent = runtime.block_on(with_default.raw()).map(drop);
             check_path("a builder default", Existing::Kept, sent, accepted, &server, before, header)?;
         }
+
+        let bearer = builder(&server)
+            .interceptor(BearerAuth::new(&value))
+            .build()
+            .unwrap();
+        let credential = format!("Bearer {value}");
+        let before = server.request_count();
+        let sent = runtime.block_on(bearer.raw()).map(drop);
+        let valid = check_value(&value).is_ok();
+        let authorization = ("authorization", credential.as_str());
+        check_path("BearerAuth", Existing::Added, sent, valid, &server, before, authorization)?;
 
         let with_defaults = builder(&server)
             .interceptor(DefaultHeaders::new().header(&name, &value))
