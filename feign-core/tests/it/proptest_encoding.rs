@@ -1,8 +1,8 @@
 //! Properties of argument encoding over generated values, read back by independent parsers
 //! from what a real server received: a path value is exactly one segment holding only
 //! unreserved characters and `%XX` escapes, never a dot segment, and decodes to the value
-//! given; query pairs from parameters, a query map and an interceptor decode, with both the
-//! `url` crate's form parser and serde_urlencoded, to the pairs given, in order.
+//! given; query pairs from parameters, a query map, a builder default and an interceptor decode,
+//! with both the `url` crate's form parser and serde_urlencoded, to the pairs given, in order.
 //!
 //! Case counts come from `PROPTEST_CASES` when set (see `feign_test_support::proptest_cases`).
 
@@ -112,6 +112,7 @@ fn path_and_query_values_decode_to_what_was_given() {
         pairs in prop::collection::vec((text(), text()), 0..4),
         map in prop::collection::btree_map(text(), prop::collection::vec(text(), 0..3), 0..4),
         extra in (text(), text()),
+        default in (prop_oneof![Just("fixed".to_owned()), text()], text()),
     )| {
         // Path values: one segment each, or refused before sending.
         let before = server.request_count();
@@ -157,6 +158,24 @@ fn path_and_query_values_decode_to_what_was_given() {
         let mut expected = vec![fixed()];
         expected.extend(map.iter().flat_map(|(n, vs)| vs.iter().map(move |v| (n.clone(), v.clone()))));
         prop_assert_eq!(decoded_pairs(&query)?, expected);
+
+        // A default pair, added when the query lacks its name.
+        let (name, value) = &default;
+        let built = builder(&server).default_query_param(name, value).build();
+        if name.is_empty() {
+            prop_assert!(built.is_err(), "a default pair without a name");
+        } else {
+            let with_default = built.map_err(|e| TestCaseError::fail(e.to_string()))?;
+            let query = runtime
+                .block_on(with_default.find(&refs, None, &[]))
+                .map_err(|e| TestCaseError::fail(e.to_string()))?;
+            let mut expected = vec![fixed()];
+            expected.extend(owned(&refs));
+            if !expected.iter().any(|(n, _)| n == name) {
+                expected.push(default.clone());
+            }
+            prop_assert_eq!(decoded_pairs(&query)?, expected);
+        }
 
         // A pair an interceptor appends.
         *appended.lock().unwrap() = extra.clone();
