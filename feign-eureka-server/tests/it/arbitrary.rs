@@ -56,7 +56,8 @@ enum Operation {
     GetInstance,
     GetById,
     Vip,
-    Batch,
+    /// A replication batch of one item with this action.
+    Batch(&'static str),
     Listing,
     Delta,
     Elsewhere(Vec<String>),
@@ -100,7 +101,10 @@ fn operation() -> impl Strategy<Value = Operation> {
         1 => Just(Operation::GetInstance),
         1 => Just(Operation::GetById),
         1 => Just(Operation::Vip),
-        2 => Just(Operation::Batch),
+        2 => prop::sample::select(vec![
+            "Register", "Heartbeat", "Cancel", "StatusUpdate", "DeleteStatusOverride", "Unknown",
+        ])
+        .prop_map(Operation::Batch),
         1 => Just(Operation::Listing),
         1 => Just(Operation::Delta),
         1 => prop::collection::vec("[a-zA-Z0-9%._~:-]{0,8}", 0..5).prop_map(Operation::Elsewhere),
@@ -189,14 +193,7 @@ impl Request {
             Operation::Vip => ("GET", path(&["vips", &app]), None),
             Operation::Listing => ("GET", path(&["apps"]), None),
             Operation::Delta => ("GET", path(&["apps", "delta"]), None),
-            Operation::Batch => {
-                let action = [
-                    "Register",
-                    "Heartbeat",
-                    "Cancel",
-                    "StatusUpdate",
-                    "DeleteStatusOverride",
-                ][self.id.len() % 5];
+            Operation::Batch(action) => {
                 let batch = serde_json::json!({"replicationList": [{
                     "appName": self.app,
                     "id": self.id,
