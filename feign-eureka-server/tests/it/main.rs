@@ -2,6 +2,7 @@
 //! through its REST API, its binary, peer replication, and feign-eureka's client.
 
 mod api;
+mod arbitrary;
 mod auth;
 mod bad_values;
 mod cli;

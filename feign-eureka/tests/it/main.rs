@@ -8,6 +8,7 @@ mod deadline;
 mod discovery;
 mod metrics;
 mod model;
+mod model_props;
 mod outage;
 mod registration;
 mod server_tries;
