@@ -11,6 +11,7 @@ mod client_options;
 mod client_order_service;
 mod dashboard;
 mod interop_client;
+mod interop_metadata;
 mod interop_server;
 mod interop_smoke;
 mod lb_failover;
