@@ -13,6 +13,7 @@ mod dashboard;
 mod interop_auth;
 mod interop_client;
 mod interop_cluster;
+mod interop_metadata;
 mod interop_server;
 mod interop_smoke;
 mod lb_failover;
