@@ -29,10 +29,18 @@ pub(crate) struct Listing {
     pub(crate) html: String,
 }
 
-/// Rendered pages by number, with the registry change count and time they were built at.
+/// A kept page: the registry's change count and the time it was built at, and the page.
+#[derive(Debug)]
+struct Kept {
+    at_change: u64,
+    built_ms: u64,
+    listing: Arc<Listing>,
+}
+
+/// Rendered pages by number.
 #[derive(Debug, Default)]
 pub(crate) struct ListingCache {
-    pages: Mutex<HashMap<usize, (u64, u64, Arc<Listing>)>>,
+    pages: Mutex<HashMap<usize, Kept>>,
 }
 
 impl ListingCache {
@@ -41,13 +49,10 @@ impl ListingCache {
         let now = registry.clock.now_ms();
         let changes = registry.delta_changes();
         let page = page.max(1);
-        let kept = self
-            .lock()
-            .get(&page)
-            .and_then(|(at_change, built, listing)| {
-                (*at_change == changes && now.saturating_sub(*built) < MAX_AGE_MS)
-                    .then(|| listing.clone())
-            });
+        let kept = self.lock().get(&page).and_then(|kept| {
+            (kept.at_change == changes && now.saturating_sub(kept.built_ms) < MAX_AGE_MS)
+                .then(|| kept.listing.clone())
+        });
         if let Some(listing) = kept {
             return listing;
         }
@@ -56,11 +61,16 @@ impl ListingCache {
         if pages.len() >= KEPT_PAGES {
             pages.clear();
         }
-        pages.insert(page, (changes, now, listing.clone()));
+        let kept = Kept {
+            at_change: changes,
+            built_ms: now,
+            listing: listing.clone(),
+        };
+        pages.insert(page, kept);
         listing
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<usize, (u64, u64, Arc<Listing>)>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<usize, Kept>> {
         self.pages.lock().unwrap_or_else(|e| e.into_inner())
     }
 }

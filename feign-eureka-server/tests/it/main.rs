@@ -7,6 +7,7 @@ mod bad_values;
 mod cli;
 mod client;
 mod connections;
+mod dashboard_pages;
 mod embedded;
 mod fd_limit;
 mod lifecycle;
