@@ -122,6 +122,24 @@ mod tests {
     }
 
     #[test]
+    fn buckets_full_again_are_swept_once_there_are_many() {
+        let limiter = RateLimiter::new(RateLimit {
+            burst: 1,
+            per_second: 1,
+        });
+        for n in 0..=SWEEP_AT {
+            assert!(limiter.acquire(("A".to_owned(), n.to_string()), 0).is_ok());
+        }
+        // A second later every bucket is full again; the next new key sweeps them all.
+        assert!(limiter
+            .acquire(("A".to_owned(), "new".to_owned()), 1_000)
+            .is_ok());
+        let buckets = limiter.buckets.lock().unwrap();
+        assert_eq!(buckets.by_key.len(), 1);
+        assert_eq!(buckets.sweep_at, SWEEP_AT);
+    }
+
+    #[test]
     fn measured_rate_reports_the_last_complete_minute() {
         let rate = MeasuredRate::default();
         rate.increment();
