@@ -16,6 +16,7 @@ use crate::batch::{
     Action, BatchResponse, ItemResponse, ReplicationItem, ReplicationList, REPLICATION_HEADER,
 };
 use crate::cache::{gzip, CacheKey};
+use crate::rate;
 use crate::registry::RenewOutcome;
 use crate::replication;
 use crate::state::AppState;
@@ -356,6 +357,12 @@ impl Call<'_> {
         let Some(current) = registry.instance(app, id) else {
             return empty(StatusCode::NOT_FOUND);
         };
+        if let Some(limiter) = self.state.metadata_limiter.as_ref() {
+            let key = (app.to_owned(), id.to_owned());
+            if let Err(wait) = limiter.acquire(key, registry.clock.now_ms()) {
+                return rate::too_many(wait, "too many metadata updates for this instance");
+            }
+        }
         let mut pairs: Vec<(String, String)> = Vec::new();
         for (k, v) in self.query {
             if !pairs.iter().any(|(seen, _)| seen == k) {

@@ -46,10 +46,13 @@ mod auth;
 mod batch;
 mod cache;
 mod config;
+mod conn;
 mod dashboard;
 mod delta;
 mod error;
 mod lease;
+mod listen;
+mod listing;
 mod peer_sync;
 mod rate;
 mod record;
@@ -136,6 +139,13 @@ impl EurekaServer {
     /// Replication items dropped because a peer's queue was full.
     pub fn dropped_replications(&self) -> u64 {
         self.state.registry.replicator().dropped()
+    }
+
+    /// About the bytes the delta queue's instances hold (each stored copy counted once), to
+    /// watch that the queue stays bounded. Not a stable API.
+    #[doc(hidden)]
+    pub fn delta_queue_bytes(&self) -> usize {
+        self.state.registry.delta_bytes()
     }
 
     /// Runs one eviction pass now, as the eviction timer does; returns how many leases were
@@ -306,6 +316,17 @@ impl EurekaServerBuilder {
         self
     }
 
+    /// Metadata updates (`PUT apps/{app}/{id}/metadata`) admitted per instance: a burst, then a
+    /// steady rate per second (429 with `Retry-After` beyond). Each update stores a new copy of
+    /// the instance, so the limit is per instance rather than per client address: one client
+    /// may look after many instances, and many addresses may update one. Default 10 then 1/s;
+    /// `None` disables the limit.
+    pub fn metadata_rate_limit(mut self, limit: Option<(u32, u32)>) -> Self {
+        self.config.metadata_rate =
+            limit.map(|(burst, per_second)| RateLimit { burst, per_second });
+        self
+    }
+
     /// Adds a peer registry's service URL (e.g. `http://10.0.0.2:8761/eureka/`). Changes are
     /// replicated to every peer asynchronously; this server's own URL is ignored.
     pub fn peer(mut self, url: impl Into<String>) -> Self {
@@ -346,6 +367,29 @@ impl EurekaServerBuilder {
         self
     }
 
+    /// How long a client may take to send a request's header, from its first byte to its
+    /// last; a slower client's connection is closed. Default 10 s.
+    pub fn header_read_timeout(mut self, timeout: Duration) -> Self {
+        self.config.header_read_timeout = timeout;
+        self
+    }
+
+    /// How long a connection may stay open without a request, after it is accepted or after
+    /// its last response; then it is closed. Default 60 s (Eureka clients renew every 30 s).
+    pub fn idle_timeout(mut self, timeout: Duration) -> Self {
+        self.config.idle_timeout = timeout;
+        self
+    }
+
+    /// The most connections open at once. Default 8,192 (Tomcat's, which Spring's Eureka server
+    /// runs on). A connection beyond it, or beyond the file descriptors the process may open,
+    /// closes the connection idle the longest instead of being refused; it is refused only
+    /// when every open connection is answering a request.
+    pub fn max_connections(mut self, connections: usize) -> Self {
+        self.config.max_connections = connections;
+        self
+    }
+
     /// How long [`EurekaServer::shutdown`] waits for in-flight requests. Default 10 s.
     pub fn shutdown_grace(mut self, grace: Duration) -> Self {
         self.config.shutdown_grace = grace;
@@ -364,10 +408,17 @@ impl EurekaServerBuilder {
             c.cache_update_interval,
             c.renewal_threshold_update_interval,
             c.delta_retention_interval,
+            c.header_read_timeout,
+            c.idle_timeout,
         ];
         if intervals.iter().any(Duration::is_zero) {
             return Err(ServerError::InvalidSetting(
                 "intervals must be longer than zero",
+            ));
+        }
+        if c.max_connections == 0 {
+            return Err(ServerError::InvalidSetting(
+                "the connection cap must be at least 1",
             ));
         }
         if c.credentials
@@ -422,12 +473,14 @@ impl EurekaServerBuilder {
         background.extend(tasks::spawn(&registry));
         let state = Arc::new(AppState {
             limiter: config.registration_rate.map(RateLimiter::new),
+            metadata_limiter: config.metadata_rate.map(RateLimiter::new),
             shutting_down: AtomicBool::new(false),
             started_ms: clock.now_ms(),
             url,
             registry,
             auth,
             peer_ips: peer_ips(&config.peers).await,
+            dashboard: listing::ListingCache::default(),
         });
         if state.auth.is_none() && !addr.ip().is_loopback() {
             tracing::warn!(
@@ -445,17 +498,14 @@ impl EurekaServerBuilder {
             ))
             .with_state(state.clone());
         let (stop, stopped) = oneshot::channel::<()>();
-        let serve = tokio::spawn(async move {
-            let service = router.into_make_service_with_connect_info::<SocketAddr>();
-            let result = axum::serve(listener, service)
-                .with_graceful_shutdown(async move {
-                    let _ = stopped.await;
-                })
-                .await;
-            if let Err(error) = result {
-                tracing::error!(%error, "registry server stopped");
-            }
-        });
+        let limits = listen::ConnectionLimits {
+            timeouts: conn::Timeouts {
+                header_read: config.header_read_timeout,
+                idle: config.idle_timeout,
+            },
+            max_connections: config.max_connections,
+        };
+        let serve = tokio::spawn(listen::serve(listener, router, limits, stopped));
         tracing::info!(url = %state.url, "eureka registry listening");
         Ok(EurekaServer {
             grace: config.shutdown_grace,

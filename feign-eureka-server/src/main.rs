@@ -52,6 +52,15 @@ struct Serve {
     /// eviction every second and a 1 s shutdown grace.
     #[arg(long)]
     dev: bool,
+    /// Seconds a client may take to send a request's header.
+    #[arg(long, default_value_t = 10, value_name = "SECS")]
+    header_read_timeout: u64,
+    /// Seconds a connection may stay open without a request.
+    #[arg(long, default_value_t = 60, value_name = "SECS")]
+    idle_timeout: u64,
+    /// The most connections open at once; beyond, the longest-idle one is closed.
+    #[arg(long, default_value_t = 8192, value_name = "N")]
+    max_connections: usize,
     /// Require HTTP basic auth with this user name (and the password) on every request.
     #[arg(long, value_name = "NAME", requires = "password")]
     user: Option<String>,
@@ -165,7 +174,10 @@ async fn run_server(args: Serve) -> Result<(), CliError> {
         .peers(args.peers)
         .self_preservation(!(args.dev || args.no_self_preservation))
         .read_only_cache(!(args.dev || args.no_read_only_cache))
-        .eviction_interval(Duration::from_secs(eviction_interval));
+        .eviction_interval(Duration::from_secs(eviction_interval))
+        .header_read_timeout(Duration::from_secs(args.header_read_timeout.max(1)))
+        .idle_timeout(Duration::from_secs(args.idle_timeout.max(1)))
+        .max_connections(args.max_connections.max(1));
     if args.dev {
         builder = builder.shutdown_grace(Duration::from_secs(1));
     }

@@ -29,6 +29,9 @@ fn every_command_has_help() {
         "--peer",
         "--no-self-preservation",
         "--dev",
+        "--header-read-timeout",
+        "--idle-timeout",
+        "--max-connections",
     ] {
         assert!(out.contains(flag), "{flag} missing from:\n{out}");
     }
