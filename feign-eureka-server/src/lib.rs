@@ -59,6 +59,7 @@ mod replication;
 mod replicator;
 mod rules;
 mod state;
+mod tls;
 mod sync;
 mod tasks;
 mod validate;
@@ -74,6 +75,7 @@ use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
 pub use error::ServerError;
+pub use tls::TlsError;
 
 use config::{RateLimit, ServerConfig};
 use rate::RateLimiter;
@@ -338,6 +340,18 @@ impl EurekaServerBuilder {
         self
     }
 
+    /// Serves HTTPS with `cert_pem` (the server's certificate, then its chain) and `key_pem`
+    /// (PKCS#8, PKCS#1 or SEC1, not encrypted), both PEM: TLS 1.2 and 1.3 by rustls's safe
+    /// defaults. [`EurekaServerBuilder::start`] fails with [`ServerError::Tls`] when they cannot
+    /// be read or do not belong together.
+    pub fn tls_pem(mut self, cert_pem: impl Into<Vec<u8>>, key_pem: impl Into<Vec<u8>>) -> Self {
+        self.config.tls = Some(tls::TlsPem {
+            cert: cert_pem.into(),
+            key: key_pem.into(),
+        });
+        self
+    }
+
     /// Whether a server with peers copies a peer's registry before it serves (Eureka's start-up
     /// sync). Default on: the first peer that answers within the replication timeout (5 s) is
     /// copied; when none does, the server starts empty and fills up from heartbeats.
@@ -390,6 +404,12 @@ impl EurekaServerBuilder {
     pub async fn start(self) -> Result<EurekaServer, ServerError> {
         self.check()?;
         let mut config = self.config;
+        let tls = config
+            .tls
+            .as_ref()
+            .map(tls::acceptor)
+            .transpose()
+            .map_err(ServerError::Tls)?;
         let addr: SocketAddr = tokio::net::lookup_host(config.bind.as_str())
             .await
             .ok()

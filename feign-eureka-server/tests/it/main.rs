@@ -11,3 +11,4 @@ mod lifecycle;
 mod replication;
 mod safety;
 mod support;
+mod tls;
