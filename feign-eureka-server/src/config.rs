@@ -66,6 +66,8 @@ pub(crate) struct ServerConfig {
     pub(crate) startup_sync: bool,
     /// User name and password every request must carry (HTTP basic auth).
     pub(crate) credentials: Option<feign_core::Credentials>,
+    /// The certificate chain and key to serve HTTPS with.
+    pub(crate) tls: Option<crate::tls::TlsPem>,
     pub(crate) replication_queue: usize,
     pub(crate) shutdown_grace: Duration,
     pub(crate) header_read_timeout: Duration,
@@ -104,6 +106,7 @@ impl Default for ServerConfig {
             replication_timeout: Duration::from_secs(5),
             startup_sync: true,
             credentials: None,
+            tls: None,
             replication_queue: 10_000,
             shutdown_grace: Duration::from_secs(10),
             header_read_timeout: Duration::from_secs(10),

@@ -64,6 +64,7 @@ mod rules;
 mod state;
 mod sync;
 mod tasks;
+mod tls;
 mod validate;
 
 use std::net::SocketAddr;
@@ -77,6 +78,7 @@ use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
 pub use error::ServerError;
+pub use tls::TlsError;
 
 use config::{RateLimit, ServerConfig};
 use rate::RateLimiter;
@@ -110,7 +112,7 @@ impl EurekaServer {
 
     /// The dashboard's URL, e.g. `http://127.0.0.1:8761/`.
     pub fn dashboard_url(&self) -> String {
-        format!("http://{}/", self.addr)
+        self.url().trim_end_matches("eureka/").to_owned()
     }
 
     /// The bound address.
@@ -359,6 +361,19 @@ impl EurekaServerBuilder {
         self
     }
 
+    /// Serves HTTPS with `cert_pem` (the server's certificate, then its chain) and `key_pem`
+    /// (PKCS#8, PKCS#1 or SEC1, not encrypted), both PEM: TLS 1.2 and 1.3 by rustls's safe
+    /// defaults. [`EurekaServerBuilder::start`] fails with [`ServerError::Tls`] when they cannot
+    /// be read or do not belong together. Peers and clients then use `https://` URLs; this
+    /// server checks its HTTPS peers' certificates against the system's roots.
+    pub fn tls_pem(mut self, cert_pem: impl Into<Vec<u8>>, key_pem: impl Into<Vec<u8>>) -> Self {
+        self.config.tls = Some(tls::TlsPem {
+            cert: cert_pem.into(),
+            key: key_pem.into(),
+        });
+        self
+    }
+
     /// Whether a server with peers copies a peer's registry before it serves (Eureka's start-up
     /// sync). Default on: the first peer that answers within the replication timeout (5 s) is
     /// copied; when none does, the server starts empty and fills up from heartbeats.
@@ -441,6 +456,12 @@ impl EurekaServerBuilder {
     pub async fn start(self) -> Result<EurekaServer, ServerError> {
         self.check()?;
         let mut config = self.config;
+        let tls = config
+            .tls
+            .as_ref()
+            .map(tls::acceptor)
+            .transpose()
+            .map_err(ServerError::Tls)?;
         let addr: SocketAddr = tokio::net::lookup_host(config.bind.as_str())
             .await
             .ok()
@@ -456,7 +477,8 @@ impl EurekaServerBuilder {
             addr: config.bind.clone(),
             source,
         })?;
-        let url = format!("http://{addr}/eureka/");
+        let scheme = if tls.is_some() { "https" } else { "http" };
+        let url = format!("{scheme}://{addr}/eureka/");
         config.peers = peer_urls(&config.peers, addr)?;
         let auth = config.credentials.as_ref().and_then(auth::BasicAuth::new);
         let config = Arc::new(config);
@@ -504,6 +526,7 @@ impl EurekaServerBuilder {
                 idle: config.idle_timeout,
             },
             max_connections: config.max_connections,
+            tls,
         };
         let serve = tokio::spawn(listen::serve(listener, router, limits, stopped));
         tracing::info!(url = %state.url, "eureka registry listening");

@@ -21,6 +21,7 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{oneshot, watch};
 use tokio::task::JoinSet;
 use tokio::time::Instant;
+use tokio_rustls::TlsAcceptor;
 use tower::ServiceExt;
 
 use crate::conn::{Activity, Guarded, Timeouts, Watched};
@@ -29,11 +30,13 @@ use crate::conn::{Activity, Guarded, Timeouts, Watched};
 const RECHECK: Duration = Duration::from_millis(500);
 
 /// The connection settings.
-#[derive(Debug, Clone, Copy)]
+#[derive(Clone)]
 pub(crate) struct ConnectionLimits {
     pub(crate) timeouts: Timeouts,
     /// The most connections open at once.
     pub(crate) max_connections: usize,
+    /// Set when the registry serves HTTPS.
+    pub(crate) tls: Option<TlsAcceptor>,
 }
 
 /// The open connections, by the order they were accepted in.
@@ -109,6 +112,7 @@ pub(crate) async fn serve(
                 router: router.clone(),
                 activity,
                 timeouts: limits.timeouts,
+                tls: limits.tls.clone(),
                 closing: closing_rx.clone(),
             },
             open.clone(),
@@ -135,6 +139,11 @@ async fn out_of_descriptors(open: &Open, error: &io::Error) {
     }
 }
 
+/// A connection's byte stream: the socket, or TLS over it.
+trait Io: tokio::io::AsyncRead + tokio::io::AsyncWrite + Send + Unpin {}
+
+impl<T: tokio::io::AsyncRead + tokio::io::AsyncWrite + Send + Unpin> Io for T {}
+
 /// What a connection's task is given.
 struct ConnectionParts {
     stream: TcpStream,
@@ -142,6 +151,7 @@ struct ConnectionParts {
     router: Router,
     activity: Arc<Activity>,
     timeouts: Timeouts,
+    tls: Option<TlsAcceptor>,
     closing: watch::Receiver<bool>,
 }
 
@@ -152,6 +162,7 @@ async fn connection(parts: ConnectionParts, open: Arc<Open>, id: u64) {
         router,
         activity,
         timeouts,
+        tls,
         mut closing,
     } = parts;
     let _ = stream.set_nodelay(true);
@@ -168,12 +179,30 @@ async fn connection(parts: ConnectionParts, open: Arc<Open>, id: u64) {
             Ok::<_, Infallible>(response.map(|body| Body::new(Guarded::new(body, busy))))
         }
     });
+    let watched = Watched::new(stream, activity.clone());
+    let io: Box<dyn Io> = match tls {
+        None => Box::new(watched),
+        // The handshake is bounded by the header-read timeout: a client that opens a
+        // connection and stalls in the handshake is a slow client like any other.
+        Some(acceptor) => {
+            match tokio::time::timeout(timeouts.header_read, acceptor.accept(watched)).await {
+                Ok(Ok(stream)) => Box::new(stream),
+                Ok(Err(error)) => {
+                    tracing::debug!(%peer, %error, "a TLS handshake failed");
+                    open.lock().remove(&id);
+                    return;
+                }
+                Err(_) => {
+                    tracing::debug!(%peer, "a TLS handshake took longer than the header-read timeout");
+                    open.lock().remove(&id);
+                    return;
+                }
+            }
+        }
+    };
     let served = http1::Builder::new()
         .header_read_timeout(None)
-        .serve_connection(
-            TokioIo::new(Watched::new(stream, activity.clone())),
-            service,
-        );
+        .serve_connection(TokioIo::new(io), service);
     tokio::pin!(served);
     let mut finishing = false;
     loop {

@@ -61,6 +61,12 @@ struct Serve {
     /// The most connections open at once; beyond, the longest-idle one is closed.
     #[arg(long, default_value_t = 8192, value_name = "N")]
     max_connections: usize,
+    /// Serve HTTPS with this PEM certificate (the server's, then its chain); needs --tls-key.
+    #[arg(long, value_name = "PATH", requires = "tls_key")]
+    tls_cert: Option<std::path::PathBuf>,
+    /// The PEM private key of --tls-cert (PKCS#8, PKCS#1 or SEC1, not encrypted).
+    #[arg(long, value_name = "PATH", requires = "tls_cert")]
+    tls_key: Option<std::path::PathBuf>,
     /// Require HTTP basic auth with this user name (and the password) on every request.
     #[arg(long, value_name = "NAME", requires = "password")]
     user: Option<String>,
@@ -125,6 +131,15 @@ enum CliError {
     /// The registry did not start.
     #[error(transparent)]
     Start(#[from] ServerError),
+    /// A certificate or key file cannot be read.
+    #[error("cannot read {}", path.display())]
+    Read {
+        /// The file.
+        path: std::path::PathBuf,
+        /// The operating system's reason.
+        #[source]
+        source: std::io::Error,
+    },
     /// Ctrl-C cannot be waited for.
     #[error("cannot wait for ctrl-c")]
     Signal(#[source] std::io::Error),
@@ -183,6 +198,15 @@ async fn run_server(args: Serve) -> Result<(), CliError> {
     }
     if let (Some(user), Some(Password(password))) = (args.user, args.password) {
         builder = builder.credentials(user, password);
+    }
+    if let (Some(cert), Some(key)) = (&args.tls_cert, &args.tls_key) {
+        let read = |path: &std::path::Path| {
+            std::fs::read(path).map_err(|source| CliError::Read {
+                path: path.to_owned(),
+                source,
+            })
+        };
+        builder = builder.tls_pem(read(cert)?, read(key)?);
     }
     let server = builder.start().await?;
     println!("eureka registry: {}", server.url());

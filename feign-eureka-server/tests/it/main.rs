@@ -16,3 +16,4 @@ mod metadata_limits;
 mod replication;
 mod safety;
 mod support;
+mod tls;
