@@ -96,6 +96,11 @@ impl Fleet {
         )
     }
 
+    /// The id the instance in a slot registered under, if one runs there.
+    pub(crate) fn instance_id(&self, service: usize, slot: usize) -> Option<String> {
+        self.instance(service, slot).map(|i| i.instance_id.clone())
+    }
+
     /// Stops an instance gracefully (deregistering first).
     pub(crate) async fn stop(&mut self, service: usize, slot: usize) {
         self.health.set(service, slot, false);

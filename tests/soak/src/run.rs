@@ -210,7 +210,28 @@ async fn apply(
     journal.record(kind, format!("{}{subject}", step.action));
     match step.action {
         Action::Stop { service, slot } => fleet.stop(service, slot).await,
-        Action::Abort { service, slot } => fleet.abort(service, slot),
+        Action::Abort { service, slot } => {
+            let id = fleet.instance_id(service, slot);
+            fleet.abort(service, slot);
+            // An abort must not deregister: the registries keep listing the instance until its
+            // lease expires, and the callers must cope meanwhile.
+            let views = registries.read().await.views().await;
+            let listing = views
+                .iter()
+                .flatten()
+                .filter(|view| {
+                    view.iter()
+                        .any(|(_, listed, _)| Some(listed) == id.as_ref())
+                })
+                .count();
+            journal.record(
+                Kind::Note,
+                format!(
+                    "  aborted without deregistering: still listed by {listing} of the {} nodes up",
+                    views.iter().flatten().count()
+                ),
+            );
+        }
         Action::Restart { service, slot } => {
             fleet.restart(service, slot).await?;
             journal.record(Kind::Note, format!("  now {}", fleet.label(service, slot)));
