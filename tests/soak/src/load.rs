@@ -2,7 +2,7 @@
 //! a slow phase piles calls up as it would in production instead of slowing the test down.
 
 use std::error::Error as StdError;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -37,6 +37,8 @@ pub(crate) struct MethodStats {
 /// The load's counts.
 #[derive(Debug, Default)]
 pub(crate) struct Stats {
+    /// Calls started and not yet finished.
+    pub(crate) in_flight: AtomicU64,
     /// GET calls (idempotent).
     pub(crate) get: MethodStats,
     /// POST calls (each with its own idempotency key).
@@ -53,6 +55,8 @@ pub(crate) struct Load {
     pub(crate) journal: Arc<Journal>,
     /// The counts.
     pub(crate) stats: Arc<Stats>,
+    /// While set, ticks pass without a call.
+    pub(crate) paused: Arc<AtomicBool>,
 }
 
 impl Load {
@@ -67,6 +71,9 @@ impl Load {
         while Instant::now() < until {
             ticks.tick().await;
             while calls.try_join_next().is_some() {}
+            if self.paused.load(Ordering::SeqCst) {
+                continue;
+            }
             let service = rng.random_range(0..SERVICES.len());
             let get = rng.random_bool(GET_SHARE);
             calls.spawn(self.call(number, service, get));
@@ -85,6 +92,7 @@ impl Load {
         let health = self.health.clone();
         let journal = self.journal.clone();
         let stats = self.stats.clone();
+        stats.in_flight.fetch_add(1, Ordering::SeqCst);
         async move {
             let method = if get { &stats.get } else { &stats.post };
             method.calls.fetch_add(1, Ordering::Relaxed);
@@ -119,6 +127,7 @@ impl Load {
                     );
                 }
             }
+            stats.in_flight.fetch_sub(1, Ordering::SeqCst);
         }
     }
 }

@@ -64,8 +64,10 @@ impl Registries {
                 })?;
             proxies.push(proxy);
         }
+        // Keeps no idle connection: reading the views must not change what the process holds.
         let http = reqwest::Client::builder()
             .timeout(Duration::from_secs(2))
+            .pool_max_idle_per_host(0)
             .build()
             .map_err(|_| ServerError::InvalidSetting("http client"))?;
         Ok(Registries {

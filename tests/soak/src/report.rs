@@ -121,11 +121,13 @@ impl Outcome {
             ("fds", start.fds, end.fds, ""),
             ("tasks", start.tasks, end.tasks, ""),
         ];
+        // One-sided: ending below the start is no leak. The start still holds the connections
+        // left from setting up, which a Eureka client keeps idle for 90 s.
         let pass = drifts
             .iter()
-            .all(|&(_, s, e, _)| drift(s, e).abs() <= RESOURCE_TOLERANCE);
+            .all(|&(_, s, e, _)| drift(s, e) <= RESOURCE_TOLERANCE);
         self.checks.push(Check {
-            name: "memory, fds and tasks back within 10 % of the start",
+            name: "memory, fds and tasks back to at most 10 % above the start",
             pass,
             detail: drifts
                 .iter()

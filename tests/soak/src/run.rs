@@ -1,6 +1,6 @@
 //! One soak run: set up, load, faults on their timeline, settle, check, report.
 
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -14,7 +14,7 @@ use crate::load::{Load, Stats};
 use crate::plan::{self, Action, Step};
 use crate::registries::Registries;
 use crate::report::{Check, Outcome, Phases};
-use crate::resources;
+use crate::resources::{self, Sample};
 use crate::settings;
 
 /// What a run may fail with before it can check anything.
@@ -25,6 +25,10 @@ pub(crate) const CONVERGENCE_BOUND: Duration = Duration::from_secs(20);
 
 /// How far the end's resource readings may be from the start's.
 pub(crate) const RESOURCE_TOLERANCE: f64 = 0.10;
+
+/// How long reading the resources takes: the calls in flight finish (within the total
+/// timeout), the callers' idle connections expire, then five readings.
+const QUIET: Duration = Duration::from_secs(20);
 
 /// What a run is asked to do.
 #[derive(Debug, Clone)]
@@ -41,15 +45,17 @@ impl Settings {
     /// The run's phases: warm-up, faults, settling.
     pub(crate) fn phases(&self) -> Phases {
         let d = self.duration;
+        // Up to 120 s: past the 90 s an idle pooled connection of a Eureka client lives, so
+        // a long run's start readings hold no connection left over from setting up.
         let warm_up = d
             .mul_f64(0.12)
-            .clamp(Duration::from_secs(10), Duration::from_secs(60));
+            .clamp(Duration::from_secs(10), Duration::from_secs(120));
         let settle = d
             .mul_f64(0.3)
             .clamp(Duration::from_secs(35), Duration::from_secs(180));
         Phases {
             warm_up,
-            faults_from: warm_up + Duration::from_secs(3),
+            faults_from: warm_up + QUIET,
             faults_to: d.saturating_sub(settle),
             end: d,
         }
@@ -104,11 +110,13 @@ pub(crate) async fn run(settings: Settings) -> Result<Outcome, SetupError> {
 
     let callers: Arc<[Caller]> = callers.into();
     let stats = Arc::new(Stats::default());
+    let paused = Arc::new(AtomicBool::new(false));
     let load = Load {
         callers: callers.clone(),
         health: fleet.health(),
         journal: journal.clone(),
         stats: stats.clone(),
+        paused: paused.clone(),
     };
     let load_until = at(phases.end.saturating_sub(Duration::from_millis(500)));
     let load = tokio::spawn(load.run(settings.rate, load_until, settings.seed));
@@ -119,8 +127,12 @@ pub(crate) async fn run(settings: Settings) -> Result<Outcome, SetupError> {
     ));
 
     tokio::time::sleep_until(at(phases.warm_up).into()).await;
-    let start_sample = resources::settled(5, Duration::from_millis(500)).await;
-    journal.record(Kind::Note, format!("start resources: {start_sample:?}"));
+    let start_sample = quiet_sample(&paused, &stats, &journal).await;
+    paused.store(false, Ordering::SeqCst);
+    journal.record(
+        Kind::Note,
+        format!("start resources: {start_sample:?}; load resumed"),
+    );
 
     let registries = Arc::new(RwLock::new(registries));
     let steps = plan::plan(settings.seed, phases.faults_from, phases.faults_to);
@@ -144,8 +156,8 @@ pub(crate) async fn run(settings: Settings) -> Result<Outcome, SetupError> {
         rejoin_ms.push(rejoin.await.unwrap_or(None));
     }
 
-    tokio::time::sleep_until(at(phases.end.saturating_sub(Duration::from_secs(3))).into()).await;
-    let end_sample = resources::settled(5, Duration::from_millis(500)).await;
+    tokio::time::sleep_until(at(phases.end.saturating_sub(QUIET)).into()).await;
+    let end_sample = quiet_sample(&paused, &stats, &journal).await;
     journal.record(Kind::Note, format!("end resources: {end_sample:?}"));
     let _ = load.await;
     trend.abort();
@@ -260,6 +272,22 @@ async fn apply(
         }
     }
     Ok(None)
+}
+
+/// Reads the resources with the load paused: once the calls in flight are done and the
+/// callers' idle connections have expired, so that the start and the end compare like with
+/// like. Under load the count of pooled connections, and so of fds and tasks, follows the
+/// moment's concurrency, which on a busy machine swings by a third within seconds. The load
+/// stays paused.
+async fn quiet_sample(paused: &AtomicBool, stats: &Stats, journal: &Journal) -> Sample {
+    paused.store(true, Ordering::SeqCst);
+    journal.record(Kind::Note, "load paused to read the resources");
+    let deadline = Instant::now() + settings::TOTAL_TIMEOUT + Duration::from_secs(1);
+    while stats.in_flight.load(Ordering::SeqCst) > 0 && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    tokio::time::sleep(settings::POOL_IDLE + Duration::from_secs(2)).await;
+    resources::settled(5, Duration::from_millis(500)).await
 }
 
 /// Notes the resources every `every`, so a report shows a leak's slope or a plateau.
