@@ -15,7 +15,7 @@ use crate::caller::{Caller, SERVICES};
 use crate::fleet::Health;
 use crate::journal::{Journal, Kind};
 
-/// Share of the calls that are GETs; the rest are POSTs with an idempotency key.
+/// Share of the calls that are GETs; the rest are POSTs, each with its own call key.
 const GET_SHARE: f64 = 0.7;
 
 /// Counts of one method's calls.
@@ -27,8 +27,8 @@ pub(crate) struct MethodStats {
     pub(crate) ok: AtomicU64,
     /// Calls that failed.
     pub(crate) failed: AtomicU64,
-    /// Failed calls while at least one instance of the service was healthy, from the call's
-    /// start to its end.
+    /// Failed calls while at least one instance of the service was healthy, both when the
+    /// call started and when it ended.
     pub(crate) failed_while_healthy: AtomicU64,
     /// The slowest successful call, in ms.
     pub(crate) slowest_ms: AtomicU64,
@@ -41,7 +41,7 @@ pub(crate) struct Stats {
     pub(crate) in_flight: AtomicU64,
     /// GET calls (idempotent).
     pub(crate) get: MethodStats,
-    /// POST calls (each with its own idempotency key).
+    /// POST calls (each with its own call key).
     pub(crate) post: MethodStats,
 }
 
@@ -61,7 +61,7 @@ pub(crate) struct Load {
 
 impl Load {
     /// Calls at `rate` per second until `until`, then waits for the calls in flight; call
-    /// number `n` of the run is the idempotency key of a POST.
+    /// number `n` of the run is the key of a POST.
     pub(crate) async fn run(self, rate: u32, until: Instant, seed: u64) {
         let mut rng = SmallRng::seed_from_u64(seed ^ 0x5eed_10ad);
         let mut ticks = tokio::time::interval(Duration::from_secs_f64(1.0 / f64::from(rate)));

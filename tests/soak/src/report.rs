@@ -129,16 +129,22 @@ impl Outcome {
         self.checks.push(Check {
             name: "memory, fds and tasks back to at most 10 % above the start",
             pass,
-            detail: drifts
-                .iter()
-                .map(|&(name, s, e, unit)| {
-                    format!(
-                        "{name} {s}{unit} -> {e}{unit} ({:+.1} %)",
-                        drift(s, e) * 100.0
-                    )
-                })
-                .collect::<Vec<_>>()
-                .join(", "),
+            detail: format!(
+                "{}; live heap {} -> {} KiB ({:+.1} %)",
+                drifts
+                    .iter()
+                    .map(|&(name, s, e, unit)| {
+                        format!(
+                            "{name} {s}{unit} -> {e}{unit} ({:+.1} %)",
+                            drift(s, e) * 100.0
+                        )
+                    })
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                start.heap_kib,
+                end.heap_kib,
+                drift(start.heap_kib, end.heap_kib) * 100.0
+            ),
         });
         self
     }
@@ -227,8 +233,8 @@ impl Outcome {
         let (a, b) = (self.start_sample, self.end_sample);
         let _ = writeln!(
             out,
-            "  resources start -> end: RSS {} -> {} KiB, fds {} -> {}, tokio tasks {} -> {}",
-            a.rss_kib, b.rss_kib, a.fds, b.fds, a.tasks, b.tasks
+            "  resources start -> end: RSS {} -> {} KiB, live heap {} -> {} KiB, fds {} -> {}, tokio tasks {} -> {}",
+            a.rss_kib, b.rss_kib, a.heap_kib, b.heap_kib, a.fds, b.fds, a.tasks, b.tasks
         );
         for line in &self.counters {
             let _ = writeln!(out, "  balancer {line}");

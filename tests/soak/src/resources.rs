@@ -1,6 +1,14 @@
-//! What the process holds: resident memory, open file descriptors and tokio tasks.
+//! What the process holds: resident memory, open file descriptors and tokio tasks, and the
+//! bytes allocated and not yet freed, which tell a leak (they grow) from memory the allocator
+//! keeps after a peak (RSS grows, they do not).
 
+use std::alloc::System;
 use std::time::Duration;
+
+use stats_alloc::{StatsAlloc, INSTRUMENTED_SYSTEM};
+
+#[global_allocator]
+static GLOBAL: &StatsAlloc<System> = &INSTRUMENTED_SYSTEM;
 
 /// One reading.
 #[derive(Debug, Clone, Copy, Default)]
@@ -11,6 +19,8 @@ pub(crate) struct Sample {
     pub(crate) fds: u64,
     /// `num_alive_tasks` of the current tokio runtime.
     pub(crate) tasks: u64,
+    /// Bytes allocated and not freed, in KiB.
+    pub(crate) heap_kib: u64,
 }
 
 fn rss_kib() -> u64 {
@@ -20,6 +30,16 @@ fn rss_kib() -> u64 {
         .find_map(|line| line.strip_prefix("VmRSS:"))
         .and_then(|rest| rest.trim().trim_end_matches("kB").trim().parse().ok())
         .unwrap_or(0)
+}
+
+fn heap_kib() -> u64 {
+    // A growing `realloc` already counts in `bytes_allocated`, a shrinking one in
+    // `bytes_deallocated`.
+    let stats = GLOBAL.stats();
+    (stats
+        .bytes_allocated
+        .saturating_sub(stats.bytes_deallocated)
+        / 1024) as u64
 }
 
 fn fds() -> u64 {
@@ -34,6 +54,7 @@ pub(crate) fn sample() -> Sample {
         tasks: tokio::runtime::Handle::current()
             .metrics()
             .num_alive_tasks() as u64,
+        heap_kib: heap_kib(),
     }
 }
 
@@ -56,5 +77,6 @@ pub(crate) async fn settled(count: usize, gap: Duration) -> Sample {
         rss_kib: median(|s| s.rss_kib),
         fds: median(|s| s.fds),
         tasks: median(|s| s.tasks),
+        heap_kib: median(|s| s.heap_kib),
     }
 }

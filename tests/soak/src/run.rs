@@ -299,8 +299,8 @@ async fn trend(journal: Arc<Journal>, every: Duration) {
         journal.record(
             Kind::Note,
             format!(
-                "resources: RSS {} KiB, fds {}, tasks {}",
-                sample.rss_kib, sample.fds, sample.tasks
+                "resources: RSS {} KiB, live heap {} KiB, fds {}, tasks {}",
+                sample.rss_kib, sample.heap_kib, sample.fds, sample.tasks
             ),
         );
     }
