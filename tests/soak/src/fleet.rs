@@ -177,6 +177,18 @@ impl Fleet {
             .collect()
     }
 
+    /// The ports of every running instance and of the proxies in front, named.
+    pub(crate) fn ports(&self) -> Vec<(u16, String)> {
+        let mut ports = Vec::new();
+        for instance in self.slots.iter().flatten() {
+            ports.push((instance.served.port(), format!("{} server", instance.id)));
+            if let Some(proxy) = instance.proxy() {
+                ports.push((proxy.addr().port(), format!("{} proxy", instance.id)));
+            }
+        }
+        ports
+    }
+
     /// Whether any proxy is still in a faulting mode.
     pub(crate) fn proxies_faulting(&self) -> bool {
         self.slots

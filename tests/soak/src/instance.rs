@@ -61,6 +61,8 @@ pub(crate) struct Instance {
     pub(crate) id: String,
     /// The id it registers under: `127.0.0.1:PORT`.
     pub(crate) instance_id: String,
+    /// Where its server listens (behind the proxy, if any).
+    pub(crate) served: SocketAddr,
     eureka: EurekaClient,
     proxy: Option<FaultProxy>,
     stop: watch::Sender<bool>,
@@ -114,6 +116,7 @@ impl Instance {
         Ok(Instance {
             id,
             instance_id,
+            served,
             eureka,
             proxy,
             stop,

@@ -91,6 +91,21 @@ impl Registries {
             .collect()
     }
 
+    /// The ports of every node and of the proxies in front, named.
+    pub(crate) fn ports(&self) -> Vec<(u16, String)> {
+        let mut ports = Vec::new();
+        for (node, url) in self.urls.iter().enumerate() {
+            if let Some(port) = port_of(url) {
+                ports.push((port, format!("registry node {node}")));
+            }
+            ports.push((
+                self.proxies[node].addr().port(),
+                format!("registry node {node} proxy"),
+            ));
+        }
+        ports
+    }
+
     /// The proxy in front of `node`.
     pub(crate) fn proxy(&self, node: usize) -> &FaultProxy {
         &self.proxies[node]
@@ -168,6 +183,14 @@ impl Registries {
             self.kill(node).await;
         }
     }
+}
+
+/// The port of `http://127.0.0.1:PORT/eureka/`.
+fn port_of(url: &str) -> Option<u16> {
+    url.trim_start_matches("http://")
+        .split(['/', ':'])
+        .nth(1)
+        .and_then(|port| port.parse().ok())
 }
 
 async fn start_node(urls: &[String], node: usize) -> Result<EurekaServer, ServerError> {

@@ -121,8 +121,7 @@ impl Outcome {
             ("fds", start.fds, end.fds, ""),
             ("tasks", start.tasks, end.tasks, ""),
         ];
-        // One-sided: ending below the start is no leak. The start still holds the connections
-        // left from setting up, which a Eureka client keeps idle for 90 s.
+        // One-sided: ending below the start is no leak.
         let pass = drifts
             .iter()
             .all(|&(_, s, e, _)| drift(s, e) <= RESOURCE_TOLERANCE);

@@ -3,6 +3,7 @@
 //! keeps after a peak (RSS grows, they do not).
 
 use std::alloc::System;
+use std::collections::{BTreeMap, HashSet};
 use std::time::Duration;
 
 use stats_alloc::{StatsAlloc, INSTRUMENTED_SYSTEM};
@@ -79,4 +80,63 @@ pub(crate) async fn settled(count: usize, gap: Duration) -> Sample {
         tasks: median(|s| s.tasks),
         heap_kib: median(|s| s.heap_kib),
     }
+}
+
+/// The process's established TCP connections, counted by the named port at either end
+/// (`accepted by` the local one, `to` the remote one); the rest as `other`. Read from
+/// `/proc/self/fd` and `/proc/self/net/tcp{,6}`, so a report can say who holds what is left.
+pub(crate) fn connections(named: &[(u16, String)]) -> String {
+    let ours: HashSet<u64> = std::fs::read_dir("/proc/self/fd")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|entry| std::fs::read_link(entry.path()).ok())
+        .filter_map(|target| {
+            let target = target.to_string_lossy().into_owned();
+            target
+                .strip_prefix("socket:[")?
+                .strip_suffix(']')?
+                .parse()
+                .ok()
+        })
+        .collect();
+    let name = |port: u16| {
+        named
+            .iter()
+            .find(|(p, _)| *p == port)
+            .map(|(_, n)| n.as_str())
+    };
+    let mut counts: BTreeMap<String, usize> = BTreeMap::new();
+    for table in ["/proc/self/net/tcp", "/proc/self/net/tcp6"] {
+        let text = std::fs::read_to_string(table).unwrap_or_default();
+        for line in text.lines().skip(1) {
+            let fields: Vec<&str> = line.split_whitespace().collect();
+            let (Some(local), Some(remote), Some(&"01"), Some(inode)) =
+                (fields.get(1), fields.get(2), fields.get(3), fields.get(9))
+            else {
+                continue;
+            };
+            if !inode.parse().is_ok_and(|inode: u64| ours.contains(&inode)) {
+                continue;
+            }
+            let port = |address: &str| {
+                address
+                    .rsplit(':')
+                    .next()
+                    .and_then(|hex| u16::from_str_radix(hex, 16).ok())
+                    .unwrap_or(0)
+            };
+            let key = match (name(port(local)), name(port(remote))) {
+                (Some(local), _) => format!("accepted by {local}"),
+                (None, Some(remote)) => format!("to {remote}"),
+                (None, None) => "other".to_owned(),
+            };
+            *counts.entry(key).or_default() += 1;
+        }
+    }
+    counts
+        .iter()
+        .map(|(key, count)| format!("{count} {key}"))
+        .collect::<Vec<_>>()
+        .join(", ")
 }

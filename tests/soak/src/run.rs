@@ -27,8 +27,9 @@ pub(crate) const CONVERGENCE_BOUND: Duration = Duration::from_secs(20);
 pub(crate) const RESOURCE_TOLERANCE: f64 = 0.10;
 
 /// How long reading the resources takes: the calls in flight finish (within the total
-/// timeout), the callers' idle connections expire, then five readings.
-const QUIET: Duration = Duration::from_secs(20);
+/// timeout), the callers' idle connections expire (the pool reaps them up to twice their idle
+/// time after their last use), then five readings.
+const QUIET: Duration = Duration::from_secs(30);
 
 /// What a run is asked to do.
 #[derive(Debug, Clone)]
@@ -128,6 +129,12 @@ pub(crate) async fn run(settings: Settings) -> Result<Outcome, SetupError> {
 
     tokio::time::sleep_until(at(phases.warm_up).into()).await;
     let start_sample = quiet_sample(&paused, &stats, &journal).await;
+    let mut ports = registries.ports();
+    ports.extend(fleet.ports());
+    journal.record(
+        Kind::Note,
+        format!("start connections: {}", resources::connections(&ports)),
+    );
     paused.store(false, Ordering::SeqCst);
     journal.record(
         Kind::Note,
@@ -158,6 +165,12 @@ pub(crate) async fn run(settings: Settings) -> Result<Outcome, SetupError> {
 
     tokio::time::sleep_until(at(phases.end.saturating_sub(QUIET)).into()).await;
     let end_sample = quiet_sample(&paused, &stats, &journal).await;
+    let mut ports = registries.read().await.ports();
+    ports.extend(fleet.ports());
+    journal.record(
+        Kind::Note,
+        format!("end connections: {}", resources::connections(&ports)),
+    );
     journal.record(Kind::Note, format!("end resources: {end_sample:?}"));
     let _ = load.await;
     trend.abort();
@@ -286,7 +299,7 @@ async fn quiet_sample(paused: &AtomicBool, stats: &Stats, journal: &Journal) -> 
     while stats.in_flight.load(Ordering::SeqCst) > 0 && Instant::now() < deadline {
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
-    tokio::time::sleep(settings::POOL_IDLE + Duration::from_secs(2)).await;
+    tokio::time::sleep(settings::POOL_IDLE * 2 + Duration::from_secs(2)).await;
     resources::settled(5, Duration::from_millis(500)).await
 }
 
