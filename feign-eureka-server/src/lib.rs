@@ -9,8 +9,10 @@
 //!
 //! Safe by default: it binds `127.0.0.1`, limits bodies to 1 MiB, bounds metadata and names,
 //! validates application names, clamps lease durations to 1 s ..= 1 h, rate-limits
-//! registrations per client address, answers bad input with 400/413/415/429 and a plain-text
-//! reason, and shuts down gracefully.
+//! registrations per client address and metadata updates per instance, answers bad input with
+//! 400/413/415/429 and a plain-text reason, closes connections that send their headers too
+//! slowly or stay idle too long, makes room for a new connection at its cap (or when file
+//! descriptors run out) by closing the longest-idle one, and shuts down gracefully.
 //!
 //! # Embedding
 //!
@@ -156,9 +158,10 @@ impl EurekaServer {
         self.state.registry.evict(0)
     }
 
-    /// Stops accepting connections, answers requests already received (new requests on open
-    /// connections get 503 with `Retry-After`), waits up to the grace period, then stops the
-    /// background tasks. The port can be bound again as soon as this returns.
+    /// Stops accepting connections, closes idle ones, answers requests already received (each
+    /// connection then closes; a request that still arrives gets 503 with `Retry-After`), waits
+    /// up to the grace period, then stops the background tasks. The port can be bound again as
+    /// soon as this returns.
     pub async fn shutdown(mut self) {
         self.state.shutting_down.store(true, Ordering::SeqCst);
         if let Some(stop) = self.stop.take() {
