@@ -160,18 +160,21 @@ impl Config {
         let depth = prefix.split('.').count();
         let mut latest: BTreeMap<&str, &Entry> = BTreeMap::new();
         for entry in &self.entries {
-            // The prefix itself counts unless it is an empty map (`loadbalancer:` with nothing
-            // under it).
             let inside = entry
                 .name
                 .strip_prefix(prefix.as_str())
-                .is_some_and(|rest| {
-                    rest.starts_with('.')
-                        || (rest.is_empty() && entry.value != Value::Scalar(String::new()))
-                });
+                .is_some_and(|rest| rest.is_empty() || rest.starts_with('.'));
             if inside {
                 latest.insert(&entry.name, entry);
             }
+        }
+        // The prefix itself counts unless its winning value is an empty map (`loadbalancer:`
+        // with nothing under it), which hides what earlier sources gave it.
+        if latest
+            .get(prefix.as_str())
+            .is_some_and(|entry| entry.value == Value::Scalar(String::new()))
+        {
+            latest.remove(prefix.as_str());
         }
         latest
             .into_values()

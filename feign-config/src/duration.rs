@@ -53,7 +53,7 @@ fn iso8601(rest: &str) -> Option<Duration> {
     let mut any = false;
     if !date.is_empty() {
         let days: u64 = date.strip_suffix(['D', 'd'])?.parse().ok()?;
-        total += Duration::from_secs(days.checked_mul(86_400)?);
+        total = total.checked_add(Duration::from_secs(days.checked_mul(86_400)?))?;
         any = true;
     }
     if let Some(mut time) = time {
@@ -63,7 +63,7 @@ fn iso8601(rest: &str) -> Option<Duration> {
         for (suffix, seconds) in [('H', 3_600u64), ('M', 60)] {
             if let Some(at) = time.find([suffix, suffix.to_ascii_lowercase()]) {
                 let n: u64 = time[..at].parse().ok()?;
-                total += Duration::from_secs(n.checked_mul(seconds)?);
+                total = total.checked_add(Duration::from_secs(n.checked_mul(seconds)?))?;
                 time = &time[at + 1..];
                 any = true;
             }
@@ -71,13 +71,13 @@ fn iso8601(rest: &str) -> Option<Duration> {
         if !time.is_empty() {
             let secs = time.strip_suffix(['S', 's'])?;
             let (whole, fraction) = secs.split_once('.').unwrap_or((secs, ""));
-            total += Duration::from_secs(whole.parse().ok()?);
+            total = total.checked_add(Duration::from_secs(whole.parse().ok()?))?;
             if !fraction.is_empty() {
                 if fraction.len() > 9 || !fraction.bytes().all(|b| b.is_ascii_digit()) {
                     return None;
                 }
                 let nanos: u32 = format!("{fraction:0<9}").parse().ok()?;
-                total += Duration::from_nanos(u64::from(nanos));
+                total = total.checked_add(Duration::from_nanos(u64::from(nanos)))?;
             }
             any = true;
         }
@@ -118,6 +118,10 @@ mod tests {
             "P1",
             "PT1.0000000001S",
             "99999999999999999999d",
+            // Parts that fit each on its own but not their sum.
+            "P213503982334601DT421M",
+            "PT5124095576030431H3600S",
+            "PT1H18446744073709551615S",
         ] {
             assert!(parse(bad, ms).is_err(), "{bad}");
         }

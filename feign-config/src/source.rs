@@ -21,7 +21,14 @@ enum Malformed {
     /// A `.properties` `\u` escape without four hex digits of a character.
     #[error("invalid \\u escape")]
     UnicodeEscape,
+    /// A `.properties` `key[i]` line whose index is past [`MAX_LIST_INDEX`].
+    #[error("list index {0} is larger than {MAX_LIST_INDEX}")]
+    ListIndex(usize),
 }
+
+/// The largest index a `key[i]` line may have: the list holds every element up to it, so a
+/// larger one would make one line of a file allocate without bound.
+const MAX_LIST_INDEX: usize = 9_999;
 
 /// A value as its source wrote it: one scalar, or a list (a YAML sequence, or `key[0]`,
 /// `key[1]`… lines).
@@ -238,7 +245,8 @@ pub(crate) fn properties(text: &str, origin: &Arc<str>) -> Result<Vec<Entry>, Co
                 format!("line {}: empty key", n + 1),
             ));
         }
-        push_indexed(&mut out, key, value, origin);
+        push_indexed(&mut out, key, value, origin)
+            .map_err(|why| ConfigError::source(origin, format!("line {}: {why}", n + 1)))?;
     }
     Ok(out)
 }
@@ -299,15 +307,23 @@ fn unescape(text: &str) -> Result<String, Malformed> {
 }
 
 /// Adds `key=value`, joining `name[i]` lines of one source into the list `name`.
-fn push_indexed(out: &mut Vec<Entry>, key: String, value: String, origin: &Arc<str>) {
+fn push_indexed(
+    out: &mut Vec<Entry>,
+    key: String,
+    value: String,
+    origin: &Arc<str>,
+) -> Result<(), Malformed> {
     let index = key
         .strip_suffix(']')
         .and_then(|k| k.rsplit_once('['))
         .and_then(|(base, i)| Some((base.to_owned(), i.parse::<usize>().ok()?)));
     let Some((base, index)) = index else {
         out.push(Entry::new(key, Value::Scalar(value), origin));
-        return;
+        return Ok(());
     };
+    if index > MAX_LIST_INDEX {
+        return Err(Malformed::ListIndex(index));
+    }
     let name = crate::relaxed(&base);
     if let Some(Entry {
         value: Value::List(items),
@@ -318,11 +334,12 @@ fn push_indexed(out: &mut Vec<Entry>, key: String, value: String, origin: &Arc<s
             items.resize(index + 1, String::new());
         }
         items[index] = value;
-        return;
+        return Ok(());
     }
     let mut items = vec![String::new(); index + 1];
     items[index] = value;
     out.push(Entry::new(base, Value::List(items), origin));
+    Ok(())
 }
 
 #[cfg(test)]
@@ -440,6 +457,12 @@ mod tests {
             message(properties("a=1\nb=\\u00zz\n", &origin())),
             "cannot read test: line 2: invalid \\u escape"
         );
+        assert_eq!(
+            message(properties("a[9999]=x\nb[10000]=y\n", &origin())),
+            "cannot read test: line 2: list index 10000 is larger than 9999"
+        );
+        // Past usize too: read as a plain key, as before.
+        assert!(properties("a[18446744073709551616]=x\n", &origin()).is_ok());
         assert_eq!(unescape("\\u12"), Err(Malformed::UnicodeEscape));
         assert_eq!(unescape("caf\\u00e9"), Ok("caf\u{e9}".to_owned()));
     }

@@ -18,6 +18,7 @@ use crate::batch::{
 };
 use crate::cache::CacheKey;
 use crate::media::{self, Format};
+use crate::rate;
 use crate::registry::RenewOutcome;
 use crate::replication;
 use crate::state::AppState;
@@ -452,6 +453,12 @@ impl Call<'_> {
         let Some(current) = registry.instance(app, id) else {
             return empty(StatusCode::NOT_FOUND);
         };
+        if let Some(limiter) = self.state.metadata_limiter.as_ref() {
+            let key = (app.to_owned(), id.to_owned());
+            if let Err(wait) = limiter.acquire(key, registry.clock.now_ms()) {
+                return rate::too_many(wait, "too many metadata updates for this instance");
+            }
+        }
         let mut pairs: Vec<(String, String)> = Vec::new();
         for (k, v) in self.query {
             if !pairs.iter().any(|(seen, _)| seen == k) {

@@ -33,7 +33,7 @@ impl Default for Limits {
     }
 }
 
-/// Token bucket settings for registrations per client address.
+/// Token bucket settings: registrations per client address, metadata updates per instance.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct RateLimit {
     pub(crate) burst: u32,
@@ -58,6 +58,7 @@ pub(crate) struct ServerConfig {
     pub(crate) netflix_expiry: bool,
     pub(crate) limits: Limits,
     pub(crate) registration_rate: Option<RateLimit>,
+    pub(crate) metadata_rate: Option<RateLimit>,
     pub(crate) peers: Vec<String>,
     pub(crate) replication_batch_size: usize,
     pub(crate) replication_delay: Duration,
@@ -65,8 +66,13 @@ pub(crate) struct ServerConfig {
     pub(crate) startup_sync: bool,
     /// User name and password every request must carry (HTTP basic auth).
     pub(crate) credentials: Option<feign_core::Credentials>,
+    /// The certificate chain and key to serve HTTPS with.
+    pub(crate) tls: Option<crate::tls::TlsPem>,
     pub(crate) replication_queue: usize,
     pub(crate) shutdown_grace: Duration,
+    pub(crate) header_read_timeout: Duration,
+    pub(crate) idle_timeout: Duration,
+    pub(crate) max_connections: usize,
 }
 
 impl Default for ServerConfig {
@@ -90,14 +96,22 @@ impl Default for ServerConfig {
                 burst: 200,
                 per_second: 100,
             }),
+            metadata_rate: Some(RateLimit {
+                burst: 10,
+                per_second: 1,
+            }),
             peers: Vec::new(),
             replication_batch_size: 250,
             replication_delay: Duration::from_millis(500),
             replication_timeout: Duration::from_secs(5),
             startup_sync: true,
             credentials: None,
+            tls: None,
             replication_queue: 10_000,
             shutdown_grace: Duration::from_secs(10),
+            header_read_timeout: Duration::from_secs(10),
+            idle_timeout: Duration::from_secs(60),
+            max_connections: 8192,
         }
     }
 }

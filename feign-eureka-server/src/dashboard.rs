@@ -1,23 +1,24 @@
 //! The HTML dashboard at `/`: server-rendered, every value escaped, refreshed by a few lines of
 //! inline script allowed by a per-response CSP nonce.
 
-use std::fmt::Write as _;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use axum::body::Body;
-use axum::extract::State;
+use axum::extract::{RawQuery, State};
 use axum::response::Response;
 use http::{header, HeaderValue, StatusCode};
 use rand::Rng;
 
 use crate::api::shutting_down;
-use crate::record;
 use crate::state::AppState;
 use feign_eureka::model::InstanceStatus;
 
-/// `GET /`.
-pub(crate) async fn page(State(state): State<Arc<AppState>>) -> Response {
+/// `GET /`, `GET /?page=N` for the Nth page of instances.
+pub(crate) async fn page(
+    State(state): State<Arc<AppState>>,
+    RawQuery(query): RawQuery,
+) -> Response {
     if state.shutting_down.load(Ordering::SeqCst) {
         return shutting_down();
     }
@@ -26,7 +27,12 @@ pub(crate) async fn page(State(state): State<Arc<AppState>>) -> Response {
             char::from(b"abcdefghijklmnopqrstuvwxyz0123456789"[rand::rng().random_range(0..36)])
         })
         .collect();
-    let html = render(&state, &nonce);
+    let page = query
+        .as_deref()
+        .and_then(|q| url::form_urlencoded::parse(q.as_bytes()).find(|(k, _)| k == "page"))
+        .and_then(|(_, v)| v.parse().ok())
+        .unwrap_or(1);
+    let html = render(&state, &nonce, page);
     let mut response = Response::new(Body::from(html));
     *response.status_mut() = StatusCode::OK;
     let headers = response.headers_mut();
@@ -65,7 +71,8 @@ pub(crate) fn escape(raw: &str) -> String {
     out
 }
 
-fn age(ms: u64) -> String {
+/// A duration as the dashboard shows it: `42s`, `3m 07s`, `2h 05m`.
+pub(crate) fn age(ms: u64) -> String {
     let s = ms / 1000;
     match s {
         0..=59 => format!("{s}s"),
@@ -74,7 +81,8 @@ fn age(ms: u64) -> String {
     }
 }
 
-fn status_class(status: InstanceStatus) -> &'static str {
+/// The badge class of a status.
+pub(crate) fn status_class(status: InstanceStatus) -> &'static str {
     match status {
         InstanceStatus::Up => "up",
         InstanceStatus::Down => "down",
@@ -117,13 +125,15 @@ td.mono,.mono{font-family:ui-monospace,SFMono-Regular,Menlo,monospace;font-size:
 .meta{display:inline-block;background:#f0f4f8;border-radius:6px;padding:1px 7px;margin:1px 4px 1px 0;font-family:ui-monospace,monospace;font-size:12px}
 .empty{color:var(--muted);padding:28px 16px;text-align:center}
 ul.peers{margin:0;padding:10px 16px 12px 34px}
+nav.pager{display:flex;gap:14px;align-items:center;margin:0 0 18px;color:var(--muted)}
+nav.pager a{color:var(--accent)}nav.pager .off{color:#9aa5b1}
 "#;
 
 const SCRIPT: &str = r#"
 (function(){
   var stamp=document.getElementById('updated');
   function refresh(){
-    fetch(window.location.pathname,{cache:'no-store'}).then(function(r){return r.ok?r.text():null})
+    fetch(window.location.pathname+window.location.search,{cache:'no-store'}).then(function(r){return r.ok?r.text():null})
     .then(function(html){
       if(!html){return}
       var doc=new DOMParser().parseFromString(html,'text/html');
@@ -136,60 +146,14 @@ const SCRIPT: &str = r#"
 })();
 "#;
 
-fn render(state: &AppState, nonce: &str) -> String {
+fn render(state: &AppState, nonce: &str, page: usize) -> String {
     let registry = &state.registry;
     let now = registry.clock.now_ms();
     let expectation = registry.expectation();
     let expiration = registry.lease_expiration_enabled();
     let self_preservation = registry.config.self_preservation;
-    let (app_count, instance_count, body) = registry.with_apps(|apps| {
-        let mut body = String::new();
-        let mut instances = 0usize;
-        for (name, leases) in apps {
-            instances += leases.len();
-            let _ = write!(
-                body,
-                "<section><h2>{}<span class=\"count\">{} instance{}</span></h2><table>\
-                 <thead><tr><th>Instance</th><th>Status</th><th>Address</th><th>Zone</th>\
-                 <th>Metadata</th><th>Lease age</th></tr></thead><tbody>",
-                escape(name),
-                leases.len(),
-                if leases.len() == 1 { "" } else { "s" }
-            );
-            for (id, lease) in leases {
-                let info = lease.load();
-                let status = record::status(&info);
-                let metadata: String = info
-                    .metadata
-                    .iter()
-                    .map(|(k, v)| {
-                        format!("<span class=\"meta\">{}={}</span>", escape(k), escape(v))
-                    })
-                    .collect();
-                let _ = write!(
-                    body,
-                    "<tr class=\"instance\" data-id=\"{id}\"><td class=\"mono\">{id}</td>\
-                     <td><span class=\"badge {class}\">{status}</span></td>\
-                     <td class=\"mono\">{host}:{port}</td><td>{zone}</td><td>{metadata}</td>\
-                     <td>{age}</td></tr>",
-                    id = escape(id),
-                    class = status_class(status),
-                    status = status.as_str(),
-                    host = escape(&info.host_name),
-                    port = info.port.port,
-                    zone = escape(record::zone(&info).unwrap_or("default")),
-                    metadata = if metadata.is_empty() {
-                        "&mdash;".to_owned()
-                    } else {
-                        metadata
-                    },
-                    age = age(now.saturating_sub(lease.registration_ms)),
-                );
-            }
-            body.push_str("</tbody></table></section>");
-        }
-        (apps.len(), instances, body)
-    });
+    let listing = state.dashboard.page(registry, page);
+    let (app_count, instance_count) = (listing.apps, listing.instances);
     let banner = if self_preservation && !expiration {
         "<div class=\"banner warn\">Self-preservation is active: renewals are below the threshold, \
          so expired leases are not evicted.</div>"
@@ -212,11 +176,7 @@ fn render(state: &AppState, nonce: &str) -> String {
     } else {
         format!("<ul class=\"peers\">{}</ul>", peers.concat())
     };
-    let apps = if app_count == 0 {
-        "<section><div class=\"empty\">No instances are registered yet.</div></section>".to_owned()
-    } else {
-        body
-    };
+    let apps = &listing.html;
     format!(
         "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">\
          <meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">\

@@ -2,6 +2,8 @@
 
 use std::io;
 
+use crate::tls::TlsError;
+
 /// Why [`EurekaServerBuilder::start`](super::EurekaServerBuilder::start) failed.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -24,4 +26,7 @@ pub enum ServerError {
     /// A setting is out of range.
     #[error("invalid setting: {0}")]
     InvalidSetting(&'static str),
+    /// The TLS certificate or key cannot be used.
+    #[error("cannot serve TLS")]
+    Tls(#[source] TlsError),
 }

@@ -9,8 +9,10 @@
 //!
 //! Safe by default: it binds `127.0.0.1`, limits bodies to 1 MiB, bounds metadata and names,
 //! validates application names, clamps lease durations to 1 s ..= 1 h, rate-limits
-//! registrations per client address, answers bad input with 400/413/415/429 and a plain-text
-//! reason, and shuts down gracefully.
+//! registrations per client address and metadata updates per instance, answers bad input with
+//! 400/413/415/429 and a plain-text reason, closes connections that send their headers too
+//! slowly or stay idle too long, makes room for a new connection at its cap (or when file
+//! descriptors run out) by closing the longest-idle one, and shuts down gracefully.
 //!
 //! # Embedding
 //!
@@ -46,10 +48,13 @@ mod auth;
 mod batch;
 mod cache;
 mod config;
+mod conn;
 mod dashboard;
 mod delta;
 mod error;
 mod lease;
+mod listen;
+mod listing;
 mod media;
 mod peer_sync;
 mod rate;
@@ -62,6 +67,7 @@ mod rules;
 mod state;
 mod sync;
 mod tasks;
+mod tls;
 mod validate;
 
 use std::net::SocketAddr;
@@ -75,6 +81,7 @@ use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
 pub use error::ServerError;
+pub use tls::TlsError;
 
 use config::{RateLimit, ServerConfig};
 use rate::RateLimiter;
@@ -108,7 +115,7 @@ impl EurekaServer {
 
     /// The dashboard's URL, e.g. `http://127.0.0.1:8761/`.
     pub fn dashboard_url(&self) -> String {
-        format!("http://{}/", self.addr)
+        self.url().trim_end_matches("eureka/").to_owned()
     }
 
     /// The bound address.
@@ -139,15 +146,23 @@ impl EurekaServer {
         self.state.registry.replicator().dropped()
     }
 
+    /// About the bytes the delta queue's instances hold (each stored copy counted once), to
+    /// watch that the queue stays bounded. Not a stable API.
+    #[doc(hidden)]
+    pub fn delta_queue_bytes(&self) -> usize {
+        self.state.registry.delta_bytes()
+    }
+
     /// Runs one eviction pass now, as the eviction timer does; returns how many leases were
     /// evicted.
     pub fn evict_now(&self) -> usize {
         self.state.registry.evict(0)
     }
 
-    /// Stops accepting connections, answers requests already received (new requests on open
-    /// connections get 503 with `Retry-After`), waits up to the grace period, then stops the
-    /// background tasks. The port can be bound again as soon as this returns.
+    /// Stops accepting connections, closes idle ones, answers requests already received (each
+    /// connection then closes; a request that still arrives gets 503 with `Retry-After`), waits
+    /// up to the grace period, then stops the background tasks. The port can be bound again as
+    /// soon as this returns.
     pub async fn shutdown(mut self) {
         self.state.shutting_down.store(true, Ordering::SeqCst);
         if let Some(stop) = self.stop.take() {
@@ -307,6 +322,17 @@ impl EurekaServerBuilder {
         self
     }
 
+    /// Metadata updates (`PUT apps/{app}/{id}/metadata`) admitted per instance: a burst, then a
+    /// steady rate per second (429 with `Retry-After` beyond). Each update stores a new copy of
+    /// the instance, so the limit is per instance rather than per client address: one client
+    /// may look after many instances, and many addresses may update one. Default 10 then 1/s;
+    /// `None` disables the limit.
+    pub fn metadata_rate_limit(mut self, limit: Option<(u32, u32)>) -> Self {
+        self.config.metadata_rate =
+            limit.map(|(burst, per_second)| RateLimit { burst, per_second });
+        self
+    }
+
     /// Adds a peer registry's service URL (e.g. `http://10.0.0.2:8761/eureka/`). Changes are
     /// replicated to every peer asynchronously; this server's own URL is ignored.
     pub fn peer(mut self, url: impl Into<String>) -> Self {
@@ -339,11 +365,47 @@ impl EurekaServerBuilder {
         self
     }
 
+    /// Serves HTTPS with `cert_pem` (the server's certificate, then its chain) and `key_pem`
+    /// (PKCS#8, PKCS#1 or SEC1, not encrypted), both PEM: TLS 1.2 and 1.3 by rustls's safe
+    /// defaults. [`EurekaServerBuilder::start`] fails with [`ServerError::Tls`] when they cannot
+    /// be read or do not belong together. Peers and clients then use `https://` URLs; this
+    /// server checks its HTTPS peers' certificates against the system's roots.
+    pub fn tls_pem(mut self, cert_pem: impl Into<Vec<u8>>, key_pem: impl Into<Vec<u8>>) -> Self {
+        self.config.tls = Some(tls::TlsPem {
+            cert: cert_pem.into(),
+            key: key_pem.into(),
+        });
+        self
+    }
+
     /// Whether a server with peers copies a peer's registry before it serves (Eureka's start-up
     /// sync). Default on: the first peer that answers within the replication timeout (5 s) is
     /// copied; when none does, the server starts empty and fills up from heartbeats.
     pub fn startup_sync(mut self, enabled: bool) -> Self {
         self.config.startup_sync = enabled;
+        self
+    }
+
+    /// How long a client may take to send a request's header, from its first byte to its
+    /// last; a slower client's connection is closed. Default 10 s.
+    pub fn header_read_timeout(mut self, timeout: Duration) -> Self {
+        self.config.header_read_timeout = timeout;
+        self
+    }
+
+    /// How long a connection may stay open without a request, after it is accepted or after
+    /// its last response; then it is closed. Default 60 s (Eureka clients renew every 30 s).
+    pub fn idle_timeout(mut self, timeout: Duration) -> Self {
+        self.config.idle_timeout = timeout;
+        self
+    }
+
+    /// The most connections open at once. Default 8,192 (Tomcat's, which Spring's Eureka server
+    /// runs on). A connection beyond it, or beyond the file descriptors the process may open,
+    /// closes the connection idle the longest instead of being refused; it is refused only
+    /// when every open connection is answering a request.
+    pub fn max_connections(mut self, connections: usize) -> Self {
+        self.config.max_connections = connections;
         self
     }
 
@@ -365,10 +427,17 @@ impl EurekaServerBuilder {
             c.cache_update_interval,
             c.renewal_threshold_update_interval,
             c.delta_retention_interval,
+            c.header_read_timeout,
+            c.idle_timeout,
         ];
         if intervals.iter().any(Duration::is_zero) {
             return Err(ServerError::InvalidSetting(
                 "intervals must be longer than zero",
+            ));
+        }
+        if c.max_connections == 0 {
+            return Err(ServerError::InvalidSetting(
+                "the connection cap must be at least 1",
             ));
         }
         if c.credentials
@@ -391,6 +460,12 @@ impl EurekaServerBuilder {
     pub async fn start(self) -> Result<EurekaServer, ServerError> {
         self.check()?;
         let mut config = self.config;
+        let tls = config
+            .tls
+            .as_ref()
+            .map(tls::acceptor)
+            .transpose()
+            .map_err(ServerError::Tls)?;
         let addr: SocketAddr = tokio::net::lookup_host(config.bind.as_str())
             .await
             .ok()
@@ -406,7 +481,8 @@ impl EurekaServerBuilder {
             addr: config.bind.clone(),
             source,
         })?;
-        let url = format!("http://{addr}/eureka/");
+        let scheme = if tls.is_some() { "https" } else { "http" };
+        let url = format!("{scheme}://{addr}/eureka/");
         config.peers = peer_urls(&config.peers, addr)?;
         let auth = config.credentials.as_ref().and_then(auth::BasicAuth::new);
         let config = Arc::new(config);
@@ -423,12 +499,14 @@ impl EurekaServerBuilder {
         background.extend(tasks::spawn(&registry));
         let state = Arc::new(AppState {
             limiter: config.registration_rate.map(RateLimiter::new),
+            metadata_limiter: config.metadata_rate.map(RateLimiter::new),
             shutting_down: AtomicBool::new(false),
             started_ms: clock.now_ms(),
             url,
             registry,
             auth,
             peer_ips: peer_ips(&config.peers).await,
+            dashboard: listing::ListingCache::default(),
         });
         if state.auth.is_none() && !addr.ip().is_loopback() {
             tracing::warn!(
@@ -446,17 +524,15 @@ impl EurekaServerBuilder {
             ))
             .with_state(state.clone());
         let (stop, stopped) = oneshot::channel::<()>();
-        let serve = tokio::spawn(async move {
-            let service = router.into_make_service_with_connect_info::<SocketAddr>();
-            let result = axum::serve(listener, service)
-                .with_graceful_shutdown(async move {
-                    let _ = stopped.await;
-                })
-                .await;
-            if let Err(error) = result {
-                tracing::error!(%error, "registry server stopped");
-            }
-        });
+        let limits = listen::ConnectionLimits {
+            timeouts: conn::Timeouts {
+                header_read: config.header_read_timeout,
+                idle: config.idle_timeout,
+            },
+            max_connections: config.max_connections,
+            tls,
+        };
+        let serve = tokio::spawn(listen::serve(listener, router, limits, stopped));
         tracing::info!(url = %state.url, "eureka registry listening");
         Ok(EurekaServer {
             grace: config.shutdown_grace,

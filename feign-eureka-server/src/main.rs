@@ -52,6 +52,21 @@ struct Serve {
     /// eviction every second and a 1 s shutdown grace.
     #[arg(long)]
     dev: bool,
+    /// Seconds a client may take to send a request's header.
+    #[arg(long, default_value_t = 10, value_name = "SECS")]
+    header_read_timeout: u64,
+    /// Seconds a connection may stay open without a request.
+    #[arg(long, default_value_t = 60, value_name = "SECS")]
+    idle_timeout: u64,
+    /// The most connections open at once; beyond, the longest-idle one is closed.
+    #[arg(long, default_value_t = 8192, value_name = "N")]
+    max_connections: usize,
+    /// Serve HTTPS with this PEM certificate (the server's, then its chain); needs --tls-key.
+    #[arg(long, value_name = "PATH", requires = "tls_key")]
+    tls_cert: Option<std::path::PathBuf>,
+    /// The PEM private key of --tls-cert (PKCS#8, PKCS#1 or SEC1, not encrypted).
+    #[arg(long, value_name = "PATH", requires = "tls_cert")]
+    tls_key: Option<std::path::PathBuf>,
     /// Require HTTP basic auth with this user name (and the password) on every request.
     #[arg(long, value_name = "NAME", requires = "password")]
     user: Option<String>,
@@ -116,6 +131,15 @@ enum CliError {
     /// The registry did not start.
     #[error(transparent)]
     Start(#[from] ServerError),
+    /// A certificate or key file cannot be read.
+    #[error("cannot read {}", path.display())]
+    Read {
+        /// The file.
+        path: std::path::PathBuf,
+        /// The operating system's reason.
+        #[source]
+        source: std::io::Error,
+    },
     /// Ctrl-C cannot be waited for.
     #[error("cannot wait for ctrl-c")]
     Signal(#[source] std::io::Error),
@@ -165,12 +189,24 @@ async fn run_server(args: Serve) -> Result<(), CliError> {
         .peers(args.peers)
         .self_preservation(!(args.dev || args.no_self_preservation))
         .read_only_cache(!(args.dev || args.no_read_only_cache))
-        .eviction_interval(Duration::from_secs(eviction_interval));
+        .eviction_interval(Duration::from_secs(eviction_interval))
+        .header_read_timeout(Duration::from_secs(args.header_read_timeout.max(1)))
+        .idle_timeout(Duration::from_secs(args.idle_timeout.max(1)))
+        .max_connections(args.max_connections.max(1));
     if args.dev {
         builder = builder.shutdown_grace(Duration::from_secs(1));
     }
     if let (Some(user), Some(Password(password))) = (args.user, args.password) {
         builder = builder.credentials(user, password);
+    }
+    if let (Some(cert), Some(key)) = (&args.tls_cert, &args.tls_key) {
+        let read = |path: &std::path::Path| {
+            std::fs::read(path).map_err(|source| CliError::Read {
+                path: path.to_owned(),
+                source,
+            })
+        };
+        builder = builder.tls_pem(read(cert)?, read(key)?);
     }
     let server = builder.start().await?;
     println!("eureka registry: {}", server.url());

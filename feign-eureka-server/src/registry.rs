@@ -572,6 +572,17 @@ impl Registry {
         });
     }
 
+    /// About the bytes the delta queue's instances hold.
+    pub(crate) fn delta_bytes(&self) -> usize {
+        self.delta.held_bytes()
+    }
+
+    /// How many changes the delta queue has recorded: the dashboard's pages are kept until it
+    /// moves.
+    pub(crate) fn delta_changes(&self) -> u64 {
+        self.delta.recorded()
+    }
+
     /// Drops delta entries past the retention.
     pub(crate) fn expire_delta(&self) {
         let retention = u64::try_from(self.config.delta_retention.as_millis()).unwrap_or(u64::MAX);

@@ -5,6 +5,7 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 use crate::auth::BasicAuth;
+use crate::listing::ListingCache;
 use crate::rate::RateLimiter;
 use crate::registry::Registry;
 
@@ -13,6 +14,8 @@ use crate::registry::Registry;
 pub(crate) struct AppState {
     pub(crate) registry: Arc<Registry>,
     pub(crate) limiter: Option<RateLimiter>,
+    /// Metadata updates by application and instance id.
+    pub(crate) metadata_limiter: Option<RateLimiter<(String, String)>>,
     pub(crate) shutting_down: AtomicBool,
     pub(crate) started_ms: u64,
     pub(crate) url: String,
@@ -21,4 +24,6 @@ pub(crate) struct AppState {
     /// The addresses the configured peers' host names resolved to at start: replication
     /// batches are taken only from these.
     pub(crate) peer_ips: Vec<IpAddr>,
+    /// The dashboard's rendered pages of instances.
+    pub(crate) dashboard: ListingCache,
 }

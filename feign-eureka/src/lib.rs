@@ -92,8 +92,8 @@ pub mod config;
 pub mod model;
 
 pub use client::{
-    BackupRegistry, Error, EurekaClient, EurekaClientBuilder, EurekaSupplier, InstanceConfig,
-    RegistryCache,
+    BackupRegistry, Error, EurekaClient, EurekaClientBuilder, EurekaSupplier, HealthCheck,
+    InstanceConfig, RegistryCache,
 };
 #[cfg(feature = "config")]
 pub use config::SpringConfig;

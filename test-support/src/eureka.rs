@@ -3,7 +3,7 @@
 //! [`FakeEureka`] answers like a Eureka server (§2 of the protocol notes): register stores the
 //! instance and answers 204, heartbeats answer 200 for known instances and 404 otherwise, cancel
 //! removes, `GET apps/` serves the stored registry with its reconcile hash, `GET apps/delta`
-//! serves the configured delta (403 when none). Every request is recorded as a [`Recorded`], with
+//! serves the configured delta (403 when none), `GET vips/{vip}` the instances with that VIP. Every request is recorded as a [`Recorded`], with
 //! its arrival time on tokio's clock, so paused-time tests can check schedules. A [`Mode`] makes
 //! it drop connections, hang, or answer a fixed status.
 
@@ -98,6 +98,23 @@ impl State {
                 .map(|(name, instances)| Application::new(name, instances))
                 .collect(),
         )
+    }
+
+    /// The instances whose `vipAddress` names `vip`, as Eureka answers `GET vips/{vip}`
+    /// (`versions__delta` -1).
+    fn vip_registry(&self, vip: &str) -> Applications {
+        let mut listing = self.registry();
+        for app in &mut listing.applications {
+            app.instances.retain(|i| {
+                i.vip_address
+                    .as_deref()
+                    .is_some_and(|vips| vips.split(',').any(|v| v.trim() == vip))
+            });
+        }
+        listing.applications.retain(|app| !app.instances.is_empty());
+        let mut listing = Applications::new(listing.applications);
+        listing.versions_delta = -1;
+        listing
     }
 }
 
@@ -344,6 +361,10 @@ async fn handle(
                 .full_override
                 .clone()
                 .unwrap_or_else(|| s.registry().to_json());
+            json_answer(&s, accepts_gzip, json)
+        }
+        ("GET", ["vips", vip]) => {
+            let json = s.vip_registry(vip).to_json();
             json_answer(&s, accepts_gzip, json)
         }
         ("GET", ["apps", "delta"]) => match s.delta.clone() {

@@ -17,19 +17,24 @@
 //! | [`metrics`] | [`MetricsCapture`], a recorder installed for the current thread, and its snapshots |
 //! | [`fs`] | [`TempDir`], a directory removed on drop |
 //! | [`log`] | [`Captured`], a `tracing` subscriber's text and [`Event`](log::Event)s kept to be read back |
+//! | [`mutation`] | [`Mutation`](mutation::Mutation)s of valid JSON documents: truncation, byte flips, values of another type |
+//! | [`cases`] | [`proptest_cases`]: a property's case count, `PROPTEST_CASES` overriding the test's own |
 
 pub mod backend;
 pub mod calls;
+pub mod cases;
 pub mod eureka;
 pub mod fs;
 pub mod log;
 pub mod metrics;
+pub mod mutation;
 pub mod net;
 pub mod order;
 pub mod raw;
 pub mod server;
 
 pub use calls::{calls_service, Calls, CallsClient, CallsService};
+pub use cases::proptest_cases;
 pub use fs::TempDir;
 pub use log::Captured;
 pub use metrics::{MetricsCapture, MetricsSnapshot, Series};

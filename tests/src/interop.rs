@@ -107,6 +107,8 @@ pub struct JavaApp {
     /// Everything after `java`, including the port, reused by [`JavaApp::restart`].
     args: Vec<String>,
     log_path: PathBuf,
+    /// The `Authorization` value the readiness probe sends, for a server behind basic auth.
+    probe_authorization: Option<String>,
 }
 
 impl fmt::Debug for JavaApp {
@@ -140,6 +142,30 @@ impl JavaApp {
     /// defaults (both JIT tiers, the default collector and heap size), as a load test should.
     pub fn eureka_server_with_jvm(jvm_options: &[&str], extra_args: &[&str]) -> Option<JavaApp> {
         Self::launch(Fixture::EurekaServer, jvm_options, &[], extra_args)
+    }
+
+    /// [`JavaApp::eureka_server`] behind Spring Security's basic auth (the fixture's
+    /// `basic-auth` profile): every request needs `user` and `password`, others get 401.
+    pub fn eureka_server_with_basic_auth(
+        user: &str,
+        password: &str,
+        extra_args: &[&str],
+    ) -> Option<JavaApp> {
+        use base64::Engine;
+        let token = base64::engine::general_purpose::STANDARD.encode(format!("{user}:{password}"));
+        let auth = [
+            "--spring.profiles.active=basic-auth".to_owned(),
+            format!("--spring.security.user.name={user}"),
+            format!("--spring.security.user.password={password}"),
+        ];
+        let mut args: Vec<&str> = auth.iter().map(String::as_str).collect();
+        args.extend_from_slice(extra_args);
+        Self::launch_with(
+            Fixture::EurekaServer,
+            STARTUP_JVM_OPTIONS,
+            &args,
+            Some(format!("Basic {token}")),
+        )
     }
 
     /// A Eureka server shared by every caller in this test binary, started on first use with
@@ -236,6 +262,18 @@ impl JavaApp {
         fixed_args: &[&str],
         extra_args: &[&str],
     ) -> Option<JavaApp> {
+        let args: Vec<&str> = fixed_args.iter().chain(extra_args).copied().collect();
+        Self::launch_with(fixture, jvm_options, &args, None)
+    }
+
+    /// Starts `fixture` with `args` after the port; the readiness probe sends
+    /// `probe_authorization` when given.
+    fn launch_with(
+        fixture: Fixture,
+        jvm_options: &[&str],
+        app_args: &[&str],
+        probe_authorization: Option<String>,
+    ) -> Option<JavaApp> {
         let (java, jar) = match locate(fixture) {
             Ok(found) => found,
             Err(why) => return unavailable(&why),
@@ -250,13 +288,14 @@ impl JavaApp {
             args.extend(JVM_OPTIONS.iter().chain(jvm_options).map(|s| s.to_string()));
             args.extend(["-jar".to_owned(), jar.display().to_string()]);
             args.push(format!("--server.port={port}"));
-            args.extend(fixed_args.iter().chain(extra_args).map(|s| s.to_string()));
+            args.extend(app_args.iter().map(|s| s.to_string()));
             let mut app = JavaApp {
                 fixture,
                 child: None,
                 port,
                 args,
                 log_path: log_path(fixture, port),
+                probe_authorization: probe_authorization.clone(),
             };
             match app.spawn().and_then(|()| app.wait_ready()) {
                 Ok(()) => return Some(app),
@@ -317,7 +356,11 @@ impl JavaApp {
                     Err(e) => return Err(NotReady::other(format!("cannot poll the process: {e}"))),
                 }
             }
-            if http_get(&url).is_ok_and(|r| r.status == 200) {
+            let mut headers = vec![("Accept", "application/json")];
+            if let Some(authorization) = &self.probe_authorization {
+                headers.push(("Authorization", authorization));
+            }
+            if http_request("GET", &url, &headers, None).is_ok_and(|r| r.status == 200) {
                 return Ok(());
             }
             if started.elapsed() > READY_TIMEOUT {

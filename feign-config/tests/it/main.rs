@@ -1,3 +1,4 @@
 //! feign-config's integration tests, one binary, in the layout the other crates share.
 
+mod props;
 mod sources;

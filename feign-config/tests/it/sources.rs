@@ -57,6 +57,21 @@ fn sections_list_the_winning_value_of_each_key_once() {
     assert!(empty_map.section("a").unwrap().is_empty());
 }
 
+/// An empty value set over a file's (an environment variable `A=`) wins in a section as it
+/// does in `get`: the section no longer shows the file's value beneath it.
+#[test]
+fn an_empty_value_over_another_hides_it_in_sections_too() {
+    let config = Config::from_properties_str("a=from the file\n", "application.properties")
+        .unwrap()
+        .with_env_vars([("A", "")]);
+    assert_eq!(value(&config, "a").as_deref(), Some(""));
+    assert!(config.section("a").unwrap().is_empty());
+    let config = config.set("a", "from code");
+    let section = config.section("a").unwrap();
+    assert_eq!(section.len(), 1);
+    assert_eq!(section[0].as_str(), "from code");
+}
+
 #[test]
 fn placeholders_resolve_across_sources_or_fail_naming_the_key() {
     let config = Config::from_yaml_str(

@@ -82,10 +82,12 @@ impl RequestId {
         RequestId::default()
     }
 
-    /// Sets the header `name` instead (e.g. `Idempotency-Key`); an invalid name is an error
-    /// here rather than on every call.
+    /// Sets the header `name` instead (e.g. `Idempotency-Key`); an invalid name, or one only
+    /// the transport sets (`Host`, `Content-Length`…), is an error here rather than on every
+    /// call.
     pub fn with_header(name: &str) -> Result<Self, Error> {
         let name = crate::pipeline::header_name(name)
+            .filter(|name| !crate::pipeline::is_forbidden_header(name))
             .ok_or_else(|| Error::builder("invalid request id header name"))?;
         Ok(RequestId { name })
     }
@@ -102,5 +104,24 @@ impl RequestInterceptor for RequestId {
             request.headers.insert(self.name.clone(), value);
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_request_id_header_is_a_token_the_transport_does_not_own() {
+        assert!(RequestId::with_header("Idempotency-Key").is_ok());
+        for name in [
+            "host",
+            "Content-Length",
+            "TRANSFER-ENCODING",
+            "Bad Name",
+            "",
+        ] {
+            assert!(RequestId::with_header(name).is_err(), "{name}");
+        }
     }
 }

@@ -11,6 +11,8 @@ mod config;
 mod config_resilience;
 mod observability;
 mod pipeline;
+mod proptest_encoding;
+mod proptest_headers;
 mod proptest_paths;
 mod responses;
 mod retry;

@@ -4,7 +4,7 @@ use axum::extract::{Path, RawQuery};
 use axum::routing::get;
 use axum::Router;
 use feign_core::Retryer;
-use feign_test_support::{OrderClient, Server};
+use feign_test_support::{proptest_cases, OrderClient, Server};
 use proptest::prelude::*;
 
 fn wire_segment_is_clean(segment: &str) -> bool {
@@ -53,10 +53,7 @@ fn random_path_and_query_values_round_trip_through_a_real_server() {
             .unwrap();
         (server, client)
     });
-    let config = ProptestConfig {
-        cases: 400,
-        ..ProptestConfig::default()
-    };
+    let config = ProptestConfig::with_cases(proptest_cases(400));
     proptest!(config, |(id in any::<String>(), item in "[ -~]{0,12}|\\PC{1,8}", name in any::<String>(), value in any::<String>())| {
         let before = server.request_count();
         let result = runtime.block_on(client.get_item(&id, &item));

@@ -97,13 +97,7 @@ pub(crate) async fn full_fetch_size(client: &reqwest::Client, url: &str) -> Opti
 pub(crate) fn mixed(runtime: &Handle, client: &reqwest::Client, url: &str, plan: Plan) -> Mixed {
     let renewed = AtomicU64::new(0);
     thread::scope(|scope| {
-        let renewals = scope.spawn(|| {
-            open_loop(runtime, plan.renewals, plan.duration, |_| {
-                // A prime stride visits every instance once per `instances` renewals.
-                let n = renewed.fetch_add(1, Ordering::Relaxed);
-                succeeds(client.put(format!("{url}{}", renewal(n * 7919 % plan.instances))))
-            })
-        });
+        let renewals = scope.spawn(|| renewals(runtime, client, url, plan, &renewed));
         let fetches = scope.spawn(|| {
             open_loop(runtime, plan.fetches, plan.duration, |_| {
                 succeeds(full_fetch(client, url))
@@ -113,6 +107,21 @@ pub(crate) fn mixed(runtime: &Handle, client: &reqwest::Client, url: &str, plan:
             renewals: renewals.join().expect("renewal pacer"),
             fetches: fetches.join().expect("fetch pacer"),
         }
+    })
+}
+
+/// Renewals alone at the plan's rate for its duration; `renewed` counts them across runs.
+pub(crate) fn renewals(
+    runtime: &Handle,
+    client: &reqwest::Client,
+    url: &str,
+    plan: Plan,
+    renewed: &AtomicU64,
+) -> Outcome {
+    open_loop(runtime, plan.renewals, plan.duration, |_| {
+        // A prime stride visits every instance once per `instances` renewals.
+        let n = renewed.fetch_add(1, Ordering::Relaxed);
+        succeeds(client.put(format!("{url}{}", renewal(n * 7919 % plan.instances))))
     })
 }
 

@@ -29,7 +29,11 @@
 //! `FEIGN_BENCH_SECS` (10, at most 60), `FEIGN_BENCH_WARMUP_SECS` (30, at most 120),
 //! `FEIGN_BENCH_RUNS` (3, at most 9), `FEIGN_BENCH_JVM_OPTS` (space-separated JVM flags for the
 //! Spring server, e.g. `-Xmx256m`).
+//!
+//! `FEIGN_BENCH_DASHBOARD=1` measures something else, on the embedded registry alone: its
+//! renewal latency with and without two clients reloading the dashboard (`dashboard.rs`).
 
+mod dashboard;
 mod load;
 mod report;
 mod servers;
@@ -82,6 +86,10 @@ fn main() -> ExitCode {
         .enable_all()
         .build()
         .expect("load runtime");
+    if std::env::var_os("FEIGN_BENCH_DASHBOARD").is_some_and(|v| v == "1") {
+        dashboard::run(&runtime, plan, warm_up, runs);
+        return ExitCode::SUCCESS;
+    }
     let mut measured: Vec<Measured> = Vec::new();
     let mut missing = None;
     for run in 0..runs {

@@ -29,6 +29,9 @@ fn every_command_has_help() {
         "--peer",
         "--no-self-preservation",
         "--dev",
+        "--header-read-timeout",
+        "--idle-timeout",
+        "--max-connections",
     ] {
         assert!(out.contains(flag), "{flag} missing from:\n{out}");
     }
@@ -188,6 +191,36 @@ async fn serve_with_a_user_requires_the_credentials_and_apps_sends_them() {
         !ok && !err.contains("wrong"),
         "the password is not printed: {err}"
     );
+    child.kill().unwrap();
+    child.wait().unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn serve_with_a_certificate_answers_over_https() {
+    let pki = crate::tls::pki();
+    let dir = feign_test_support::TempDir::new("serve-tls");
+    let cert = dir.write("cert.pem", &pki.cert);
+    let key = dir.write("key.pem", &pki.key);
+    let port = free_port();
+    let args = [
+        "--tls-cert",
+        cert.to_str().unwrap(),
+        "--tls-key",
+        key.to_str().unwrap(),
+    ];
+    let url = format!("https://127.0.0.1:{port}/eureka/");
+    let (mut child, lines) = serve(port, &args, "dashboard:").await;
+    assert!(lines.contains(&url), "{lines}");
+    assert!(
+        lines.contains(&format!("https://127.0.0.1:{port}/\n")),
+        "{lines}"
+    );
+    let response = crate::tls::client_trusting(Some(&pki.ca))
+        .get(format!("{url}apps/"))
+        .send()
+        .await
+        .expect("an HTTPS answer");
+    assert_eq!(response.status(), 200);
     child.kill().unwrap();
     child.wait().unwrap();
 }

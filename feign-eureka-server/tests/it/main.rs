@@ -2,12 +2,18 @@
 //! through its REST API, its binary, peer replication, and feign-eureka's client.
 
 mod api;
+mod arbitrary;
 mod auth;
 mod bad_values;
 mod cli;
 mod client;
+mod connections;
+mod dashboard_pages;
 mod embedded;
+mod fd_limit;
 mod lifecycle;
+mod metadata_limits;
 mod replication;
 mod safety;
 mod support;
+mod tls;

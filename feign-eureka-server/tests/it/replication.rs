@@ -318,12 +318,19 @@ async fn status_changes_replicate_with_the_stored_last_dirty_timestamp() {
             })
             .filter(|item| item["action"] != "Register")
             .collect();
-        if items.len() >= 2 {
+        // Under load a batch may be delivered again; what matters is that both arrive.
+        if items.iter().any(|i| i["action"] == "DeleteStatusOverride") {
             break;
         }
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
-    let actions: Vec<&serde_json::Value> = items.iter().map(|i| &i["action"]).collect();
+    let mut actions: Vec<&str> = items.iter().filter_map(|i| i["action"].as_str()).collect();
+    actions.dedup();
+    assert_eq!(
+        actions,
+        ["StatusUpdate", "DeleteStatusOverride"],
+        "{items:?}"
+    );
     assert_eq!(
         actions,
         ["StatusUpdate", "DeleteStatusOverride"],

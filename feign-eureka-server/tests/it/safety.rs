@@ -3,6 +3,7 @@
 //! requests, none of which may crash it or be accepted silently.
 
 use crate::support::{call, dev, get_json, http, instance, post_raw, register, start};
+use feign_test_support::proptest_cases;
 use proptest::prelude::*;
 use reqwest::Method;
 use serde_json::Value;
@@ -234,7 +235,7 @@ fn no_request_makes_the_registry_fail() {
     let base = server.url().to_owned();
     let client = http();
     let config = ProptestConfig {
-        cases: 256,
+        cases: proptest_cases(256),
         failure_persistence: None,
         ..ProptestConfig::default()
     };

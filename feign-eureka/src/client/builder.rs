@@ -1,13 +1,27 @@
 //! `EurekaClientBuilder`: every client setting, with Eureka's defaults.
 
+use std::fmt;
+use std::sync::Arc;
 use std::time::Duration;
 
 use super::backup::BackupRegistry;
 use super::discovery::DiscoveryConfig;
 use super::endpoint::Endpoint;
+use super::health::{HealthCheck, HealthPoll};
+use super::registration::RegistrationSettings;
 use super::routing::RoutingPolicy;
 use super::transport::TransportConfig;
 use super::{Error, EurekaClient, InstanceConfig};
+
+/// The application's health check, held by the builder (shown without its closure).
+#[derive(Clone)]
+pub(crate) struct HealthCheckSlot(pub(crate) Arc<dyn HealthCheck>);
+
+impl fmt::Debug for HealthCheckSlot {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("HealthCheck")
+    }
+}
 
 /// Builds and starts an [`EurekaClient`]. Errors are reported by [`EurekaClientBuilder::start`].
 ///
@@ -34,6 +48,12 @@ pub struct EurekaClientBuilder {
     pub(crate) preferred_zone: Option<String>,
     pub(crate) backup: Option<BackupRegistry>,
     pub(crate) seed: Option<u64>,
+    pub(crate) health_check: Option<HealthCheckSlot>,
+    pub(crate) health_check_enabled: Option<bool>,
+    pub(crate) health_check_timeout: Duration,
+    pub(crate) replication_interval: Duration,
+    pub(crate) on_demand_status: bool,
+    pub(crate) single_vip: Option<String>,
     pub(crate) deferred: Option<Error>,
 }
 
@@ -58,6 +78,12 @@ impl Default for EurekaClientBuilder {
             preferred_zone: None,
             backup: None,
             seed: None,
+            health_check: None,
+            health_check_enabled: None,
+            health_check_timeout: Duration::from_secs(5),
+            replication_interval: Duration::from_secs(30),
+            on_demand_status: true,
+            single_vip: None,
             deferred: None,
         }
     }
@@ -244,6 +270,54 @@ impl EurekaClientBuilder {
         self
     }
 
+    /// Derives this instance's status from the application's health (Netflix's
+    /// `HealthCheckHandler`; default: none, the status is what
+    /// [`set_status`](EurekaClient::set_status) last set). The check is asked at once and then
+    /// every [replication interval](EurekaClientBuilder::instance_info_replication_interval);
+    /// a changed answer is sent to Eureka at once, within the on-demand rate limit. A panic or
+    /// an answer later than the [timeout](EurekaClientBuilder::health_check_timeout) reads as
+    /// `DOWN`. See [`HealthCheck`] for an example. Used only when this client registers;
+    /// Spring's `eureka.client.healthcheck.enabled: false` turns it off.
+    pub fn health_check(mut self, check: impl HealthCheck) -> Self {
+        self.health_check = Some(HealthCheckSlot(Arc::new(check)));
+        self
+    }
+
+    /// How long the [health check](EurekaClientBuilder::health_check) may take to answer before
+    /// its answer counts as `DOWN` (default 5 s).
+    pub fn health_check_timeout(mut self, timeout: Duration) -> Self {
+        self.health_check_timeout = timeout;
+        self
+    }
+
+    /// Netflix's `instanceInfoReplicationIntervalSeconds` (default 30 s): how often the
+    /// [health check](EurekaClientBuilder::health_check) is asked, and the on-demand rate limit
+    /// on re-registrations after a status or metadata change: 2 at once, then
+    /// `60 × 2 / interval` a minute (4 for 30 s). Changes held back by the limit are sent
+    /// together when it allows, or with the next heartbeat if that comes first.
+    pub fn instance_info_replication_interval(mut self, interval: Duration) -> Self {
+        self.replication_interval = interval.max(Duration::from_millis(100));
+        self
+    }
+
+    /// Whether a status change ([`set_status`](EurekaClient::set_status) or the health
+    /// check's) re-registers at once, within the on-demand rate limit (default `true`, Spring's
+    /// `eureka.client.on-demand-update-status-change`); `false` sends it with the next
+    /// heartbeat. Metadata changes are always sent on demand.
+    pub fn on_demand_update_status_change(mut self, on_demand: bool) -> Self {
+        self.on_demand_status = on_demand;
+        self
+    }
+
+    /// Fetches only the instances of this VIP address (`GET vips/{vip}`) instead of the whole
+    /// registry, and always in full, never as a delta (as Netflix's
+    /// `registryRefreshSingleVipAddress`; default: the whole registry). Lookups then find the
+    /// VIP and the applications of the instances that carry it.
+    pub fn registry_fetch_single_vip_address(mut self, vip: impl Into<String>) -> Self {
+        self.single_vip = Some(vip.into()).filter(|vip| !vip.trim().is_empty());
+        self
+    }
+
     pub(crate) fn endpoints(&self) -> Result<Vec<Endpoint>, Error> {
         if self.service_urls.is_empty() {
             return Err(Error::NoServiceUrl);
@@ -284,6 +358,28 @@ impl EurekaClientBuilder {
             bound: self.backoff_bound,
             disable_delta: self.disable_delta,
             drop_guard: self.drop_guard,
+            single_vip: self.single_vip.clone(),
+        }
+    }
+
+    pub(crate) fn registration_settings(&self) -> RegistrationSettings {
+        RegistrationSettings {
+            replication_interval: self.replication_interval,
+            on_demand_status: self.on_demand_status,
+        }
+    }
+
+    /// The health poll, if a check is given and not turned off; an error if the configuration
+    /// turned it on without a check.
+    pub(crate) fn health_poll(&self) -> Result<Option<HealthPoll>, Error> {
+        match (&self.health_check, self.health_check_enabled) {
+            (None, Some(true)) => Err(Error::NoHealthCheck),
+            (Some(_), Some(false)) | (None, _) => Ok(None),
+            (Some(slot), _) => Ok(Some(HealthPoll {
+                check: slot.0.clone(),
+                interval: self.replication_interval,
+                timeout: self.health_check_timeout,
+            })),
         }
     }
 

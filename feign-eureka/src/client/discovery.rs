@@ -6,6 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use http::Method;
+use percent_encoding::utf8_percent_encode;
 use tokio::sync::watch;
 use tokio::time::{sleep_until, Instant};
 
@@ -13,6 +14,7 @@ use crate::model::{Applications, ListedDocument};
 
 use super::backoff::Backoff;
 use super::error::{Chain, FetchError};
+use super::registration::SEGMENT;
 use super::registry::{Excluded, Snapshot};
 use super::shared::Shared;
 use super::throttle::{WarnThrottle, WARN_EVERY};
@@ -28,6 +30,8 @@ pub(crate) struct DiscoveryConfig {
     pub(crate) bound: u32,
     pub(crate) disable_delta: bool,
     pub(crate) drop_guard: bool,
+    /// Fetch only this VIP (`GET vips/{vip}`), always in full.
+    pub(crate) single_vip: Option<String>,
 }
 
 /// Fetches the registry and keeps the local copy current.
@@ -94,6 +98,7 @@ impl Discovery {
         let _guard = self.fetching.lock().await;
         let current = self.shared.snapshot();
         let full = self.config.disable_delta
+            || self.config.single_vip.is_some()
             || !current.fetched
             || current.is_empty()
             || self.force_full.swap(false, Ordering::AcqRel);
@@ -139,8 +144,12 @@ impl Discovery {
         transport: &Transport,
         current: &Snapshot,
     ) -> Result<(), FetchError> {
+        let path = match &self.config.single_vip {
+            Some(vip) => format!("vips/{}", utf8_percent_encode(vip, SEGMENT)),
+            None => "apps/".to_owned(),
+        };
         let answer = transport
-            .execute(Call::FetchFull, Method::GET, "apps/", &[], None, None)
+            .execute(Call::FetchFull, Method::GET, &path, &[], None, None)
             .await?;
         let document = ListedDocument::read(&answer.body).map_err(FetchError::Unreadable)?;
         if document.listing.skipped > 0 {

@@ -52,6 +52,10 @@ pub enum Error {
     /// registry is kept. The source says why.
     #[error("registry fetch failed")]
     Fetch(#[source] BoxError),
+    /// The configuration turned the health check on
+    /// (`eureka.client.healthcheck.enabled: true`) but none was given.
+    #[error("eureka.client.healthcheck.enabled is true but no health check was given (EurekaClientBuilder::health_check)")]
+    NoHealthCheck,
     /// The HTTP client could not be built.
     #[error("cannot build the http client")]
     HttpClient(#[source] BoxError),

@@ -289,6 +289,10 @@ impl InstanceConfig {
         }
     }
 
+    pub(crate) fn metadata_map(&self) -> &BTreeMap<String, String> {
+        &self.metadata
+    }
+
     pub(crate) fn zone_metadata(&self) -> Option<String> {
         self.metadata.get("zone").cloned()
     }

@@ -7,7 +7,9 @@ mod cache;
 mod discovery;
 mod endpoint;
 mod error;
+mod health;
 mod instance_config;
+mod limiter;
 mod registration;
 mod registry;
 mod routing;
@@ -16,6 +18,7 @@ mod supplier;
 mod throttle;
 mod transport;
 
+use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -31,11 +34,13 @@ pub use backup::BackupRegistry;
 pub use builder::EurekaClientBuilder;
 pub use cache::RegistryCache;
 pub use error::Error;
+pub use health::HealthCheck;
 pub use instance_config::InstanceConfig;
 pub use supplier::EurekaSupplier;
 
 use discovery::Discovery;
 use error::Chain;
+use health::HealthPoll;
 use registration::Registration;
 use shared::Shared;
 use transport::Transport;
@@ -45,11 +50,13 @@ struct Context {
     transport: Transport,
     registration: Option<Registration>,
     discovery: Option<Discovery>,
+    health: Option<HealthPoll>,
 }
 
 struct Tasks {
     registration: Option<JoinHandle<()>>,
     discovery: Option<JoinHandle<()>>,
+    health: Option<JoinHandle<()>>,
 }
 
 struct Inner {
@@ -68,9 +75,13 @@ impl Drop for Inner {
     fn drop(&mut self) {
         let _ = self.stop.send(true);
         let tasks = self.tasks.get_mut().unwrap_or_else(|e| e.into_inner());
-        for task in [tasks.registration.take(), tasks.discovery.take()]
-            .into_iter()
-            .flatten()
+        for task in [
+            tasks.health.take(),
+            tasks.registration.take(),
+            tasks.discovery.take(),
+        ]
+        .into_iter()
+        .flatten()
         {
             task.abort();
         }
@@ -81,8 +92,9 @@ impl Drop for Inner {
 ///
 /// Created by [`EurekaClient::builder`]. It registers the configured instance (after a small
 /// random delay), renews its lease every renewal interval, re-registers at once when Eureka
-/// answers a heartbeat with 404 or when [`set_status`](EurekaClient::set_status) changes the
-/// status, and keeps a local copy of the registry fresh with deltas. When Eureka is down it
+/// answers a heartbeat with 404 or when [`set_status`](EurekaClient::set_status), the
+/// [health check](EurekaClientBuilder::health_check) or
+/// [`set_metadata`](EurekaClient::set_metadata) changes what it registers, and keeps a local copy of the registry fresh with deltas. When Eureka is down it
 /// keeps serving the cached instances; [`staleness`](EurekaClient::staleness) says for how
 /// long. Call [`shutdown`](EurekaClient::shutdown) to deregister; dropping every handle only
 /// stops the background tasks.
@@ -122,11 +134,19 @@ impl EurekaClient {
         let discovery = builder
             .fetch_registry
             .then(|| Discovery::new(shared.clone(), builder.discovery_config()));
-        let registration = builder.instance.clone().map(Registration::new);
+        let health = builder
+            .health_poll()?
+            .filter(|_| builder.instance.is_some());
+        let settings = builder.registration_settings();
+        let registration = builder
+            .instance
+            .clone()
+            .map(|instance| Registration::new(instance, settings));
         let context = Arc::new(Context {
             transport,
             registration,
             discovery,
+            health,
         });
 
         if let Some(discovery) = &context.discovery {
@@ -166,6 +186,16 @@ impl EurekaClient {
                 }
             })
         });
+        let health_task = context.health.is_some().then(|| {
+            let context = context.clone();
+            let stop = stop.subscribe();
+            tokio::spawn(async move {
+                if let (Some(health), Some(registration)) = (&context.health, &context.registration)
+                {
+                    health.run(registration, stop).await;
+                }
+            })
+        });
         let discovery_task = context.discovery.is_some().then(|| {
             let context = context.clone();
             let stop = stop.subscribe();
@@ -182,6 +212,7 @@ impl EurekaClient {
             tasks: Mutex::new(Tasks {
                 registration: registration_task,
                 discovery: discovery_task,
+                health: health_task,
             }),
             shut_down: AtomicBool::new(false),
             shutdown_timeout: builder.shutdown_timeout,
@@ -265,13 +296,78 @@ impl EurekaClient {
     }
 
     /// Reports a new status (`STARTING`, `UP`, `DOWN`, `OUT_OF_SERVICE`) by re-registering with
-    /// a newer `lastDirtyTimestamp`, at once (at most 2 in a burst, then one per 15 s; later
-    /// changes go out with the next heartbeat). An administrator's override on the server still
-    /// wins. Does nothing when this client does not register.
+    /// a newer `lastDirtyTimestamp`, at once within the on-demand rate limit (2 at once, then
+    /// one per 15 s for the default
+    /// [replication interval](EurekaClientBuilder::instance_info_replication_interval)); a
+    /// change the limit holds back goes out with the next token or heartbeat, whichever comes
+    /// first. An administrator's override on the server still wins, and a
+    /// [health check](EurekaClientBuilder::health_check) overrides this at its next answer.
+    /// Does nothing when this client does not register.
     pub fn set_status(&self, status: InstanceStatus) {
         if let Some(registration) = &self.inner.context.registration {
             registration.set_status(status);
         }
+    }
+
+    /// The metadata this client registers now: the configured map with the changes made at
+    /// run time; `None` if it does not register.
+    pub fn metadata(&self) -> Option<BTreeMap<String, String>> {
+        self.inner
+            .context
+            .registration
+            .as_ref()
+            .map(Registration::metadata)
+    }
+
+    /// Sets a metadata entry at run time (a new `version`, `weight`, ...) and sends it promptly:
+    /// a re-registration within the on-demand rate limit of Netflix's `InstanceInfoReplicator`
+    /// (2 at once, then one per 15 s for the default
+    /// [replication interval](EurekaClientBuilder::instance_info_replication_interval)). Changes
+    /// the limit holds back are sent together as soon as it allows (or with the next heartbeat,
+    /// if sooner), so the latest metadata always arrives. Setting a value it already has sends
+    /// nothing. Does nothing when this client does not register.
+    ///
+    /// The key `@class` is reserved by Eureka's wire format: [`Error::InvalidInstance`].
+    pub fn set_metadata(
+        &self,
+        key: impl Into<String>,
+        value: impl Into<String>,
+    ) -> Result<(), Error> {
+        let (key, value) = (key.into(), value.into());
+        self.update_metadata([(key, value)])
+    }
+
+    /// Removes a metadata entry at run time, sent as [`set_metadata`](EurekaClient::set_metadata)
+    /// sends a change (nothing is sent when there was no such entry).
+    pub fn remove_metadata(&self, key: &str) {
+        if let Some(registration) = &self.inner.context.registration {
+            registration.change_metadata(|metadata| {
+                metadata.remove(key);
+            });
+        }
+    }
+
+    /// Sets several metadata entries at run time as one change (one re-registration), sent as
+    /// [`set_metadata`](EurekaClient::set_metadata) sends one. Entries not named are kept.
+    pub fn update_metadata<I, K, V>(&self, entries: I) -> Result<(), Error>
+    where
+        I: IntoIterator<Item = (K, V)>,
+        K: Into<String>,
+        V: Into<String>,
+    {
+        let entries: Vec<(String, String)> = entries
+            .into_iter()
+            .map(|(k, v)| (k.into(), v.into()))
+            .collect();
+        if entries.iter().any(|(key, _)| key == "@class") {
+            return Err(Error::InvalidInstance(
+                "metadata key `@class` is reserved".to_owned(),
+            ));
+        }
+        if let Some(registration) = &self.inner.context.registration {
+            registration.change_metadata(|metadata| metadata.extend(entries));
+        }
+        Ok(())
     }
 
     /// Fetches the registry now (a delta when possible) instead of waiting for the next
@@ -294,10 +390,18 @@ impl EurekaClient {
             return;
         }
         let _ = self.inner.stop.send(true);
-        let (registration_task, discovery_task) = {
+        let (health_task, registration_task, discovery_task) = {
             let mut tasks = self.inner.tasks.lock().unwrap_or_else(|e| e.into_inner());
-            (tasks.registration.take(), tasks.discovery.take())
+            (
+                tasks.health.take(),
+                tasks.registration.take(),
+                tasks.discovery.take(),
+            )
         };
+        if let Some(task) = health_task {
+            task.abort();
+            let _ = task.await;
+        }
         if let Some(task) = registration_task {
             task.abort();
             let _ = task.await;

@@ -1,5 +1,7 @@
-//! Registration: register, heartbeat, re-register on 404 and on local changes, deregister.
+//! Registration: register, heartbeat, re-register on 404 and on local changes (status and
+//! metadata, rate limited as Netflix's `InstanceInfoReplicator`), deregister.
 
+use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -15,23 +17,29 @@ use crate::model::InstanceStatus;
 
 use super::backoff::Backoff;
 use super::error::{CallError, Chain};
+use super::limiter::OnDemandLimiter;
 use super::throttle::{WarnThrottle, WARN_EVERY};
 use super::transport::{Call, Transport};
 use super::InstanceConfig;
 
 /// Everything but RFC 3986 unreserved characters and `:` (as in Java clients' `host:app:port`
 /// ids) is encoded in a path segment.
-const SEGMENT: &AsciiSet = &NON_ALPHANUMERIC
+pub(crate) const SEGMENT: &AsciiSet = &NON_ALPHANUMERIC
     .remove(b'-')
     .remove(b'.')
     .remove(b'_')
     .remove(b'~')
     .remove(b':');
 
-/// Re-registrations on demand: at most 2 at once, then one every 15 s (Eureka's
-/// `InstanceInfoReplicator`: burst 2, 4 per minute).
-const BURST: f64 = 2.0;
-const REFILL_EVERY: Duration = Duration::from_secs(15);
+/// How local changes reach the registry.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct RegistrationSettings {
+    /// Netflix's `instanceInfoReplicationIntervalSeconds`: sets the on-demand rate limit.
+    pub(crate) replication_interval: Duration,
+    /// Whether a status change re-registers at once (`onDemandUpdateStatusChange`) or waits
+    /// for the next heartbeat.
+    pub(crate) on_demand_status: bool,
+}
 
 fn now_ms() -> u64 {
     SystemTime::now()
@@ -46,6 +54,9 @@ pub(crate) struct Registration {
     app: String,
     id: String,
     status: Mutex<InstanceStatus>,
+    /// The metadata to register: the configured map, changed at run time.
+    metadata: Mutex<BTreeMap<String, String>>,
+    settings: RegistrationSettings,
     /// The current `lastDirtyTimestamp`: bumped on every local change.
     last_dirty: AtomicU64,
     /// The `lastDirtyTimestamp` of the last accepted registration, echoed in heartbeats.
@@ -58,15 +69,18 @@ pub(crate) struct Registration {
 }
 
 impl Registration {
-    pub(crate) fn new(config: InstanceConfig) -> Registration {
+    pub(crate) fn new(config: InstanceConfig, settings: RegistrationSettings) -> Registration {
         let app = config.app_name().to_ascii_uppercase();
         let id = config.resolved_instance_id();
         let status = config.status();
+        let metadata = config.metadata_map().clone();
         Registration {
             config,
             app,
             id,
             status: Mutex::new(status),
+            metadata: Mutex::new(metadata),
+            settings,
             last_dirty: AtomicU64::new(now_ms()),
             registered_ldt: AtomicU64::new(0),
             registered: AtomicBool::new(false),
@@ -108,7 +122,8 @@ impl Registration {
         }
     }
 
-    /// Changes the local status; the background task re-registers with a bumped timestamp.
+    /// Changes the local status; the background task re-registers with a bumped timestamp
+    /// (at once when status changes are sent on demand, else at the next heartbeat).
     pub(crate) fn set_status(&self, status: InstanceStatus) {
         {
             let mut current = self.status.lock().unwrap_or_else(|e| e.into_inner());
@@ -117,9 +132,38 @@ impl Registration {
             }
             *current = status;
         }
+        self.changed(self.settings.on_demand_status);
+    }
+
+    /// The metadata registered now (the configured map with the run-time changes).
+    pub(crate) fn metadata(&self) -> BTreeMap<String, String> {
+        self.metadata
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    /// Applies `change` to the metadata; if it changed, re-registers on demand.
+    pub(crate) fn change_metadata(&self, change: impl FnOnce(&mut BTreeMap<String, String>)) {
+        let changed = {
+            let mut metadata = self.metadata.lock().unwrap_or_else(|e| e.into_inner());
+            let before = metadata.clone();
+            change(&mut metadata);
+            *metadata != before
+        };
+        if changed {
+            self.changed(true);
+        }
+    }
+
+    /// Marks the registration dirty with a newer timestamp; `on_demand` wakes the loop to send
+    /// it now (within the rate limit) rather than at the next heartbeat.
+    fn changed(&self, on_demand: bool) {
         self.bump_dirty();
         self.dirty.store(true, Ordering::Release);
-        self.wake.notify_one();
+        if on_demand {
+            self.wake.notify_one();
+        }
     }
 
     /// Logs a failed registration or heartbeat: a warning at most once a minute, debug
@@ -147,7 +191,8 @@ impl Registration {
     /// `POST apps/{APP}` with the current data; true on success.
     pub(crate) async fn register(&self, transport: &Transport) -> bool {
         let ldt = self.last_dirty.load(Ordering::Acquire);
-        let info = self.config.to_instance_info(self.status(), ldt);
+        let mut info = self.config.to_instance_info(self.status(), ldt);
+        info.metadata = self.metadata();
         let body = Bytes::from(info.to_json());
         match transport
             .execute(
@@ -245,7 +290,10 @@ impl Registration {
     }
 
     /// The registration loop: a jittered first registration, then heartbeats every renewal
-    /// interval, immediate re-registration on local changes (rate limited), backoff on failure.
+    /// interval, backoff on failure, and immediate re-registration on local changes within the
+    /// on-demand rate limit. A change the limit holds back is sent when the next token comes
+    /// (or with the next heartbeat, if sooner), with whatever changed meanwhile: the latest
+    /// state always arrives.
     pub(crate) async fn run(
         &self,
         transport: &Transport,
@@ -256,24 +304,32 @@ impl Registration {
         let interval = self.config.renewal_interval();
         let mut backoff = Backoff::new(interval, bound);
         let mut next = Instant::now() + full_jitter(jitter);
-        let mut tokens = BURST;
-        let mut refilled = Instant::now();
+        let mut limiter = OnDemandLimiter::new(self.settings.replication_interval);
+        // When the limiter lets a held-back change out.
+        let mut held_until: Option<Instant> = None;
         loop {
-            let on_demand = tokio::select! {
-                _ = sleep_until(next) => false,
-                _ = self.wake.notified() => true,
+            let wake_at = held_until.map_or(next, |held| held.min(next));
+            tokio::select! {
+                _ = sleep_until(wake_at) => {}
+                _ = self.wake.notified() => {}
                 _ = stop.changed() => return,
             };
             let now = Instant::now();
-            tokens = (tokens
-                + now.duration_since(refilled).as_secs_f64() / REFILL_EVERY.as_secs_f64())
-            .min(BURST);
-            refilled = now;
-            if on_demand {
-                if !self.is_registered() || tokens < 1.0 {
-                    continue; // the scheduled run registers (first registration or no token left)
+            if now < next {
+                // An on-demand update. Before the first registration, or while registrations
+                // fail, the scheduled run registers (it backs off).
+                if !self.is_registered() || !self.dirty.load(Ordering::Acquire) {
+                    held_until = None;
+                    continue;
                 }
-                tokens -= 1.0;
+                match limiter.take(now) {
+                    Ok(()) => held_until = None,
+                    Err(token_at) => {
+                        tracing::debug!(target: "feign_eureka", app = %self.app, id = %self.id, "on-demand update held back by the rate limit");
+                        held_until = Some(token_at);
+                        continue;
+                    }
+                }
             }
             let ok = if self.dirty.load(Ordering::Acquire) || !self.is_registered() {
                 self.register(transport).await

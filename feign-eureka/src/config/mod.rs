@@ -18,6 +18,10 @@
 //! | `eureka.client.heartbeat-executor-exponential-back-off-bound`, `…cache-refresh-executor-exponential-back-off-bound` | [`EurekaClientBuilder::backoff_bound`] |
 //! | `eureka.client.prefer-same-zone-eureka` | accepted (always preferred) |
 //! | `eureka.client.should-enforce-fetch-registry-at-init` | [`EurekaClientBuilder::enforce_fetch_at_init`] |
+//! | `eureka.client.healthcheck.enabled` | `false` ignores a [`EurekaClientBuilder::health_check`]; `true` without one makes `start` fail ([`Error::NoHealthCheck`]) |
+//! | `eureka.client.on-demand-update-status-change` | [`EurekaClientBuilder::on_demand_update_status_change`] |
+//! | `eureka.client.instance-info-replication-interval-seconds` | [`EurekaClientBuilder::instance_info_replication_interval`] |
+//! | `eureka.client.registry-refresh-single-vip-address` (Spring's name), `registry-fetch-single-vip-address` | [`EurekaClientBuilder::registry_fetch_single_vip_address`] |
 //! | `spring.application.name`, `eureka.instance.appname` | the application name |
 //! | `server.port`, `eureka.instance.non-secure-port` | the port (default 8080) |
 //! | `eureka.instance.non-secure-port-enabled`, `secure-port`, `secure-port-enabled` | ports |
@@ -267,6 +271,19 @@ impl EurekaClientBuilder {
                 }
                 "eureka.client.shouldenforcefetchregistryatinit" => {
                     builder = builder.enforce_fetch_at_init(property.as_bool()?);
+                }
+                "eureka.client.healthcheck.enabled" => {
+                    builder.health_check_enabled = Some(property.as_bool()?);
+                }
+                "eureka.client.ondemandupdatestatuschange" => {
+                    builder = builder.on_demand_update_status_change(property.as_bool()?);
+                }
+                "eureka.client.instanceinforeplicationintervalseconds" => {
+                    builder = builder.instance_info_replication_interval(secs(&property)?);
+                }
+                "eureka.client.registryrefreshsinglevipaddress"
+                | "eureka.client.registryfetchsinglevipaddress" => {
+                    builder = builder.registry_fetch_single_vip_address(value);
                 }
                 "eureka.client.prefersameeureka" | "eureka.client.prefersamezoneeureka" => {
                     property.as_bool()?;

@@ -39,7 +39,7 @@ impl Application {
 
     /// Reads `{"application":{...}}`.
     pub fn from_json(json: &[u8]) -> Result<Application, serde_json::Error> {
-        serde_json::from_slice::<ApplicationEnvelope>(json).map(|e| e.application)
+        serde_json::from_str::<ApplicationEnvelope>(utf8_document(json)?).map(|e| e.application)
     }
 
     /// Writes `{"application":{...}}`.
@@ -373,13 +373,23 @@ pub(crate) fn read_listing<'de, T>(json: &'de [u8]) -> Result<Listing<T>, serde_
 where
     Listing<T>: Deserialize<'de>,
 {
-    // Checking UTF-8 once up front is cheaper than checking every string on its own;
-    // invalid UTF-8 goes through the byte reader for its precise error.
-    let envelope = match std::str::from_utf8(json) {
-        Ok(text) => serde_json::from_str::<ListingEnvelope<T>>(text),
-        Err(_) => serde_json::from_slice::<ListingEnvelope<T>>(json),
-    };
-    envelope.map(|e| e.applications)
+    let text = utf8_document(json)?;
+    serde_json::from_str::<ListingEnvelope<T>>(text).map(|e| e.applications)
+}
+
+/// `json` as text, or the error of a document that is not UTF-8 (RFC 8259 requires it).
+///
+/// Checking UTF-8 once up front is cheaper than checking every string on its own, and it
+/// refuses invalid UTF-8 anywhere: serde_json's byte reader lets it pass in values it skips
+/// (unknown keys), so a document would be accepted or refused depending on which keys a
+/// reader knows.
+pub(crate) fn utf8_document(json: &[u8]) -> Result<&str, serde_json::Error> {
+    std::str::from_utf8(json).map_err(|utf8| {
+        // The byte reader's error says where, when it sees the bad byte.
+        serde_json::from_slice::<IgnoredAny>(json)
+            .err()
+            .unwrap_or_else(|| de::Error::custom(format!("the document is not UTF-8: {utf8}")))
+    })
 }
 
 /// `{"application":{...}}`: the root wrapper of `GET apps/{APP}`.

@@ -154,7 +154,8 @@ impl InstanceInfo {
 
     /// Reads `{"instance":{...}}` (the root wrapper is required, as in Eureka).
     pub fn from_json(json: &[u8]) -> Result<InstanceInfo, serde_json::Error> {
-        serde_json::from_slice::<InstanceEnvelope>(json).map(|e| e.instance)
+        serde_json::from_str::<InstanceEnvelope>(super::applications::utf8_document(json)?)
+            .map(|e| e.instance)
     }
 
     /// Writes `{"instance":{...}}`.

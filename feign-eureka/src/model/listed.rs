@@ -7,10 +7,10 @@ use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::fmt;
 
-use serde::de::{self, Deserialize, Deserializer, IgnoredAny, MapAccess, Visitor};
+use serde::de::{Deserialize, Deserializer, MapAccess, Visitor};
 use serde_json::value::RawValue;
 
-use super::applications::{AppListing, Applications, Listing, ListingEnvelope};
+use super::applications::{utf8_document, AppListing, Applications, Listing, ListingEnvelope};
 use super::datacenter::{DataCenterInfo, LenientDataCenter};
 use super::instance::{eureka_id, InstanceField, InstanceInfo, StatusValue};
 use super::lenient::{none_unless_map, LenientElement, LenientStringMap, LenientText};
@@ -27,18 +27,7 @@ impl<'a> ListedDocument<'a> {
     /// Reads `{"applications":{...}}` with the same tolerant rules as
     /// [`Applications::from_json`](super::Applications::from_json).
     pub(crate) fn read(json: &'a [u8]) -> Result<ListedDocument<'a>, serde_json::Error> {
-        let text = match std::str::from_utf8(json) {
-            Ok(text) => text,
-            // The byte reader's error says where; a document whose only invalid UTF-8 is in
-            // values nobody reads still is not JSON.
-            Err(utf8) => {
-                return Err(serde_json::from_slice::<IgnoredAny>(json)
-                    .err()
-                    .unwrap_or_else(|| {
-                        de::Error::custom(format!("the registry document is not UTF-8: {utf8}"))
-                    }))
-            }
-        };
+        let text = utf8_document(json)?;
         let listing = serde_json::from_str::<ListingEnvelope<ListedInstance<'a>>>(text)?;
         Ok(ListedDocument {
             listing: listing.applications,

@@ -1,0 +1,64 @@
+//! TLS for the registry: a PEM certificate chain and its private key, read once at start into a
+//! rustls acceptor (TLS 1.2 and 1.3, rustls's safe defaults, HTTP/1.1 by ALPN).
+
+use std::sync::Arc;
+
+use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+use tokio_rustls::TlsAcceptor;
+
+/// A certificate chain and private key in PEM, as given to the builder. `Debug` does not show
+/// the key.
+#[derive(Clone)]
+pub(crate) struct TlsPem {
+    pub(crate) cert: Vec<u8>,
+    pub(crate) key: Vec<u8>,
+}
+
+impl std::fmt::Debug for TlsPem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TlsPem")
+            .field("cert_bytes", &self.cert.len())
+            .field("key", &"***")
+            .finish()
+    }
+}
+
+/// Why the certificate or key cannot serve TLS.
+#[derive(Debug, thiserror::Error)]
+pub enum TlsError {
+    /// The certificate PEM holds no readable certificate.
+    #[error("no certificate in the certificate PEM")]
+    NoCertificate,
+    /// A certificate in the PEM cannot be read.
+    #[error("unreadable certificate PEM")]
+    Certificate(#[source] rustls::pki_types::pem::Error),
+    /// The key PEM holds no readable private key (PKCS#8, PKCS#1 or SEC1), or it is encrypted.
+    #[error("no readable private key in the key PEM (an encrypted key is not supported)")]
+    Key(#[source] rustls::pki_types::pem::Error),
+    /// rustls refused the pair: a key that does not match the certificate, or of a kind it
+    /// cannot use.
+    #[error("the certificate and key cannot serve TLS")]
+    Refused(#[source] rustls::Error),
+}
+
+/// The acceptor for `cert_pem` (the server's certificate first, then its chain) and `key_pem`.
+pub(crate) fn acceptor(pem: &TlsPem) -> Result<TlsAcceptor, TlsError> {
+    let (cert_pem, key_pem) = (&pem.cert[..], &pem.key[..]);
+    let chain = CertificateDer::pem_slice_iter(cert_pem)
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(TlsError::Certificate)?;
+    if chain.is_empty() {
+        return Err(TlsError::NoCertificate);
+    }
+    let key = PrivateKeyDer::from_pem_slice(key_pem).map_err(TlsError::Key)?;
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let mut config = rustls::ServerConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .map_err(TlsError::Refused)?
+        .with_no_client_auth()
+        .with_single_cert(chain, key)
+        .map_err(TlsError::Refused)?;
+    config.alpn_protocols = vec![b"http/1.1".to_vec()];
+    Ok(TlsAcceptor::from(Arc::new(config)))
+}
