@@ -1,6 +1,6 @@
 //! One soak run: set up, load, faults on their timeline, settle, check, report.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -122,9 +122,12 @@ pub(crate) async fn run(settings: Settings) -> Result<Outcome, SetupError> {
     let load_until = at(phases.end.saturating_sub(Duration::from_millis(500)));
     let load = tokio::spawn(load.run(settings.rate, load_until, settings.seed));
 
+    let first_half_rss = Arc::new(AtomicU64::new(0));
     let trend = tokio::spawn(trend(
         journal.clone(),
         (settings.duration / 12).max(Duration::from_secs(10)),
+        at(settings.duration / 2),
+        first_half_rss.clone(),
     ));
 
     tokio::time::sleep_until(at(phases.warm_up).into()).await;
@@ -199,6 +202,7 @@ pub(crate) async fn run(settings: Settings) -> Result<Outcome, SetupError> {
         rejoin_ms,
         start_sample,
         end_sample,
+        first_half_rss_kib: first_half_rss.load(Ordering::SeqCst),
         counters,
         journal: journal.clone(),
         checks: Vec::<Check>::new(),
@@ -303,12 +307,21 @@ async fn quiet_sample(paused: &AtomicBool, stats: &Stats, journal: &Journal) -> 
     resources::settled(5, Duration::from_millis(500)).await
 }
 
-/// Notes the resources every `every`, so a report shows a leak's slope or a plateau.
-async fn trend(journal: Arc<Journal>, every: Duration) {
+/// Notes the resources every `every`, so a report shows a leak's slope or a plateau, and keeps
+/// the highest RSS read before `half_way` in `first_half_rss`.
+async fn trend(
+    journal: Arc<Journal>,
+    every: Duration,
+    half_way: Instant,
+    first_half_rss: Arc<AtomicU64>,
+) {
     let mut ticks = tokio::time::interval(every);
     loop {
         ticks.tick().await;
         let sample = resources::sample();
+        if Instant::now() < half_way {
+            first_half_rss.fetch_max(sample.rss_kib, Ordering::SeqCst);
+        }
         journal.record(
             Kind::Note,
             format!(
