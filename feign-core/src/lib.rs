@@ -149,6 +149,18 @@
 //! errors naming the key and its file. `micrometer.enabled` is refused too: metrics go through
 //! the `metrics` facade, and with no recorder installed they are off.
 //!
+//! ## Compression properties
+//!
+//! Spring Cloud OpenFeign's compression switches apply to every client (the older
+//! `feign.compression.*` names are read too):
+//!
+//! | property | builder setting |
+//! |---|---|
+//! | `spring.cloud.openfeign.compression.request.enabled` | [`Builder::request_compression`] with [`RequestCompression::default`] (`false` removes one set in code) |
+//! | `spring.cloud.openfeign.compression.request.mime-types` (a list) | [`RequestCompression::mime_types`] |
+//! | `spring.cloud.openfeign.compression.request.min-request-size` (bytes) | [`RequestCompression::min_request_size`] |
+//! | `spring.cloud.openfeign.compression.response.enabled` | [`Builder::response_compression`] |
+//!
 //! ## Circuit breaker and bulkhead properties
 //!
 //! `spring.cloud.openfeign.circuitbreaker.enabled: true` (or the older
@@ -214,6 +226,7 @@ mod client;
 #[doc(hidden)]
 pub mod clock;
 mod codec;
+mod compression;
 mod cow_map;
 mod error;
 mod escape;
@@ -248,13 +261,18 @@ pub use codec::{
     DefaultErrorDecoder, Encoder, ErrorDecoder, FnDecoder, FnEncoder, FnErrorDecoder, FormEncoder,
     JsonDecoder, JsonEncoder,
 };
+pub use compression::{RequestCompression, DEFAULT_MIN_REQUEST_SIZE};
 pub use error::{BoxError, Error};
 pub use interceptor::{
     interceptor_fn, token_provider_fn, AccessToken, BasicAuth, BearerAuth, DefaultHeaders,
     FnInterceptor, FnTokenProvider, RequestId, RequestInterceptor, RequestTemplate, TokenProvider,
     TraceContext, TraceContextProvider, W3cTraceparent, TRACEPARENT, TRACESTATE,
 };
+pub use interceptor::{
+    response_interceptor_fn, FnResponseInterceptor, ResponseContext, ResponseInterceptor,
+};
 pub use options::{LogLevel, Options};
+pub use pipeline::CallRequest;
 pub use redact::{split_userinfo, url as redact_url, Credentials};
 pub use resilience::{
     classifier_fn, BreakerScope, BulkheadConfig, CircuitBreakerConfig, CircuitState,

@@ -142,7 +142,7 @@ impl<C> Builder<C> {
             self.default_query
                 .extend(values.into_iter().map(|v| (name.clone(), v)));
         }
-        self.bind_resilience(config)
+        self.bind_resilience(config)?.bind_compression(config)
     }
 
     /// One property of a client section.
