@@ -27,7 +27,7 @@ use crate::resolve::Resolver;
 use crate::retry::RetryPolicy;
 use crate::{Error, Response};
 
-pub use args::{HeaderMapArg, RequestArgs};
+pub use args::{HeaderMapArg, HeaderPart, RequestArgs};
 pub use around::CallRequest;
 pub(crate) use around::{wrap, Wrap};
 pub(crate) use validate::{header_name, is_clean_header_value, is_forbidden_header};

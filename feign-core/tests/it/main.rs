@@ -11,6 +11,7 @@ mod bearer;
 mod compression;
 mod config;
 mod config_resilience;
+mod formats;
 mod observability;
 mod pipeline;
 mod proptest_encoding;
