@@ -104,7 +104,8 @@
 //!   so the server parses exactly the pairs given. No value is ever expanded twice.
 //! - Header values with CR, LF, NUL, other controls or non-ASCII bytes are errors and nothing is
 //!   sent; `Host`, `Content-Length`, `Transfer-Encoding`, `Connection` and other framing headers
-//!   cannot come from parameters.
+//!   cannot be sent, whatever route they take (a parameter, `#[headers]`, an interceptor's
+//!   `insert_header` or `headers_mut()`, a layer around the call).
 //! - Request targets are capped (8 KiB), headers too (64 KiB); response bodies are capped
 //!   (10 MiB, also after decompression): over the cap is an error and the connection is closed.
 //!   Truncated bodies are errors, never short successes; hostile JSON is a decode error.
