@@ -126,6 +126,15 @@ impl<C> Builder<C> {
     /// retries. A response it answers itself goes to the decoder when it is a 2xx (or a 404
     /// the method takes as an answer), else to the error decoder. Beside it,
     /// [`tower_client`](Builder::tower_client) layers one attempt's transport.
+    ///
+    /// A layer whose errors are `BoxError` (tower's `Timeout`, `Buffer`) fits under a
+    /// `map_err` back to [`Error`]:
+    ///
+    /// ```ignore
+    /// .layer(tower::ServiceBuilder::new()
+    ///     .map_err(|e: feign_core::BoxError| Error::transport(e))
+    ///     .timeout(Duration::from_secs(2)))
+    /// ```
     pub fn layer<L>(mut self, layer: L) -> Self
     where
         L: tower::Layer<tower::util::BoxCloneSyncService<CallRequest, Response, Error>>

@@ -101,6 +101,44 @@ async fn a_concurrency_limit_layer_holds_calls_to_its_limit() {
     assert!(most.load(Ordering::SeqCst) > 1);
 }
 
+/// A tower error back to feign's: one from inside the call as it was, the layer's own as a
+/// transport error.
+fn back_to_error(error: feign_core::BoxError) -> Error {
+    match error.downcast::<Error>() {
+        Ok(error) => *error,
+        Err(other) => Error::transport(other),
+    }
+}
+
+#[tokio::test]
+async fn a_timeout_layer_fits_under_a_map_err_and_bounds_the_whole_call() {
+    let (server, _) = slow_server(Duration::from_millis(500)).await;
+    let client = builder(&server.url())
+        .layer(
+            tower::ServiceBuilder::new()
+                .map_err(back_to_error)
+                .timeout(Duration::from_millis(50)),
+        )
+        .build()
+        .unwrap();
+    let started = std::time::Instant::now();
+    let error = client.item(1).await.unwrap_err();
+    assert!(error.is_transport(), "{error:?}");
+    assert!(started.elapsed() < Duration::from_millis(400));
+    assert_eq!(error.method_key(), Some("Items#item"));
+    // An error from inside the layer comes back as it was.
+    let client = builder(&server.url())
+        .layer(
+            tower::ServiceBuilder::new()
+                .map_err(back_to_error)
+                .timeout(Duration::from_secs(5)),
+        )
+        .build()
+        .unwrap();
+    let error = client.item(503).await.unwrap_err();
+    assert_eq!(error.status(), Some(StatusCode::SERVICE_UNAVAILABLE));
+}
+
 /// Answers a request it has seen from memory, keyed by method key and path and query.
 #[derive(Clone, Default)]
 struct CacheLayer {
