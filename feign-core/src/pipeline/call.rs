@@ -5,7 +5,6 @@ use std::sync::Arc;
 use http::header::AUTHORIZATION;
 use http::{HeaderName, HeaderValue, StatusCode};
 use tokio::time::Instant;
-
 use tower::ServiceExt as _;
 
 use super::args::RequestArgs;
