@@ -51,9 +51,12 @@
 //! | Expand the template (path, query, headers, body) | compiled by the macro | values percent-encoded, checked | — |
 //! | Observe the call | a `tracing` span and `metrics` per call | on; free without a subscriber or recorder | — |
 //! | Change the request | [`RequestInterceptor`] | none; ready: [`BearerAuth`] (fixed or [refreshing](BearerAuth::refreshing)), [`BasicAuth`], [`DefaultHeaders`], [`RequestId`], [`W3cTraceparent`] | [`interceptor`](Builder::interceptor) |
+//! | Wrap the rest of the call | any `tower::Layer` over [`CallRequest`] → [`Response`] | none | [`layer`](Builder::layer) |
+//! | Compress | [`RequestCompression`] | off; the default transport decodes gzip responses | [`request_compression`](Builder::request_compression), [`response_compression`](Builder::response_compression) |
 //! | Pick the target | [`Resolver`] | the fixed URL | [`url`](Builder::url), [`load_balancer`](Builder::load_balancer) |
 //! | Encode the body | [`Encoder`] | [`JsonEncoder`]; also [`FormEncoder`] | [`encoder`](Builder::encoder) |
 //! | Send | [`Client`] | [`ReqwestClient`] (rustls, no redirects); any tower service via [`TowerClient`] | [`client`](Builder::client), [`tower_client`](Builder::tower_client) |
+//! | See each attempt's response | [`ResponseInterceptor`] | none | [`response_interceptor`](Builder::response_interceptor) |
 //! | Decode 2xx | [`Decoder`] | [`JsonDecoder`]; `()`, `String`, `Bytes`, [`Response`] built in | [`decoder`](Builder::decoder) |
 //! | Decode other statuses | [`ErrorDecoder`] | [`DefaultErrorDecoder`] (status, headers, 8 KiB of body, `Retry-After`) | [`error_decoder`](Builder::error_decoder) |
 //! | Retry | [`RetryPolicy`] | [`Retryer::default`] (100 ms ×1.5 to 1 s, 5 attempts, full jitter, idempotent calls only) | [`retryer`](Builder::retryer) |
