@@ -128,12 +128,14 @@ impl<C> Builder<C> {
     /// [`tower_client`](Builder::tower_client) layers one attempt's transport.
     ///
     /// A layer whose errors are `BoxError` (tower's `Timeout`, `Buffer`) fits under a
-    /// `map_err` back to [`Error`]:
+    /// `map_err` back to [`Error`]; tower's `RateLimit`, which is not `Clone`, behind a
+    /// `Buffer` as well (built with the client, so `build()` then runs inside the runtime):
     ///
     /// ```ignore
     /// .layer(tower::ServiceBuilder::new()
     ///     .map_err(|e: feign_core::BoxError| Error::transport(e))
-    ///     .timeout(Duration::from_secs(2)))
+    ///     .buffer(64)
+    ///     .rate_limit(100, Duration::from_secs(1)))
     /// ```
     pub fn layer<L>(mut self, layer: L) -> Self
     where

@@ -101,6 +101,39 @@ async fn a_concurrency_limit_layer_holds_calls_to_its_limit() {
     assert!(most.load(Ordering::SeqCst) > 1);
 }
 
+#[tokio::test]
+async fn a_rate_limit_behind_a_buffer_spaces_the_calls_out() {
+    let (url, recorder) = recording_server(|_| "ok").await;
+    // `RateLimit` is neither `Clone` nor shared: a `Buffer` in front makes it both (and needs
+    // the runtime when the client is built), and its errors go back to `Error`.
+    let client = builder(&url)
+        .layer(
+            tower::ServiceBuilder::new()
+                .map_err(back_to_error)
+                .buffer(16)
+                .rate_limit(2, Duration::from_millis(300)),
+        )
+        .build()
+        .unwrap();
+    let calls: Vec<_> = (1..=4)
+        .map(|id| {
+            let client = client.clone();
+            tokio::spawn(async move { client.item(id).await })
+        })
+        .collect();
+    for call in calls {
+        assert_eq!(call.await.unwrap().unwrap(), "ok");
+    }
+    let mut arrivals: Vec<_> = recorder.all().into_iter().map(|r| r.at).collect();
+    arrivals.sort();
+    assert_eq!(arrivals.len(), 4);
+    let spread = arrivals[3] - arrivals[0];
+    assert!(
+        spread >= Duration::from_millis(250),
+        "4 calls at 2 per 300 ms took {spread:?}"
+    );
+}
+
 /// A tower error back to feign's: one from inside the call as it was, the layer's own as a
 /// transport error.
 fn back_to_error(error: feign_core::BoxError) -> Error {
