@@ -65,6 +65,21 @@ async fn slow_server(delay: Duration) -> (Server, Arc<AtomicUsize>) {
     (Server::start(router).await, most)
 }
 
+/// Items 1 to 4, asked for at once from four tasks; the answers in that order.
+async fn four_at_once(client: &ItemsClient) -> Vec<Result<String, Error>> {
+    let calls: Vec<_> = (1..=4)
+        .map(|id| {
+            let client = client.clone();
+            tokio::spawn(async move { client.item(id).await })
+        })
+        .collect();
+    let mut answers = Vec::new();
+    for call in calls {
+        answers.push(call.await.expect("the call's task"));
+    }
+    answers
+}
+
 #[tokio::test]
 async fn a_concurrency_limit_layer_holds_calls_to_its_limit() {
     let (server, most) = slow_server(Duration::from_millis(100)).await;
@@ -72,12 +87,8 @@ async fn a_concurrency_limit_layer_holds_calls_to_its_limit() {
         .layer(tower::limit::ConcurrencyLimitLayer::new(1))
         .build()
         .unwrap();
-    let calls = (1..=4).map(|id| {
-        let client = client.clone();
-        tokio::spawn(async move { client.item(id).await })
-    });
-    for (id, call) in (1..=4).zip(calls) {
-        assert_eq!(call.await.unwrap().unwrap(), format!("item-{id}"));
+    for (id, answer) in (1..=4).zip(four_at_once(&client).await) {
+        assert_eq!(answer.unwrap(), format!("item-{id}"));
     }
     assert_eq!(server.request_count(), 4);
     assert_eq!(
@@ -89,14 +100,8 @@ async fn a_concurrency_limit_layer_holds_calls_to_its_limit() {
     // Without the layer the same calls overlap, so the limit above is the layer's doing.
     let (server, most) = slow_server(Duration::from_millis(100)).await;
     let client = builder(&server.url()).build().unwrap();
-    let calls: Vec<_> = (1..=4)
-        .map(|id| {
-            let client = client.clone();
-            tokio::spawn(async move { client.item(id).await })
-        })
-        .collect();
-    for call in calls {
-        call.await.unwrap().unwrap();
+    for answer in four_at_once(&client).await {
+        answer.unwrap();
     }
     assert!(most.load(Ordering::SeqCst) > 1);
 }
@@ -115,14 +120,8 @@ async fn a_rate_limit_behind_a_buffer_spaces_the_calls_out() {
         )
         .build()
         .unwrap();
-    let calls: Vec<_> = (1..=4)
-        .map(|id| {
-            let client = client.clone();
-            tokio::spawn(async move { client.item(id).await })
-        })
-        .collect();
-    for call in calls {
-        assert_eq!(call.await.unwrap().unwrap(), "ok");
+    for answer in four_at_once(&client).await {
+        assert_eq!(answer.unwrap(), "ok");
     }
     let mut arrivals: Vec<_> = recorder.all().into_iter().map(|r| r.at).collect();
     arrivals.sort();
