@@ -97,8 +97,9 @@ async fn a_concurrency_limit_layer_holds_calls_to_its_limit() {
         "one call in flight at a time"
     );
 
-    // Without the layer the same calls overlap, so the limit above is the layer's doing.
-    let (server, most) = slow_server(Duration::from_millis(100)).await;
+    // Without the layer the same calls overlap, so the limit above is the layer's doing (a
+    // longer answer, so they overlap however slowly the tasks start).
+    let (server, most) = slow_server(Duration::from_millis(300)).await;
     let client = builder(&server.url()).build().unwrap();
     for answer in four_at_once(&client).await {
         answer.unwrap();
