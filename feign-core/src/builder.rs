@@ -131,11 +131,28 @@ impl<C> Builder<C> {
     /// `map_err` back to [`Error`]; tower's `RateLimit`, which is not `Clone`, behind a
     /// `Buffer` as well (built with the client, so `build()` then runs inside the runtime):
     ///
-    /// ```ignore
-    /// .layer(tower::ServiceBuilder::new()
-    ///     .map_err(|e: feign_core::BoxError| Error::transport(e))
-    ///     .buffer(64)
-    ///     .rate_limit(100, Duration::from_secs(1)))
+    /// ```
+    /// use std::time::Duration;
+    ///
+    /// use feign_core::{feign_client, BoxError, Error};
+    ///
+    /// #[feign_client("orders", url = "http://127.0.0.1:8080")]
+    /// pub trait Orders {
+    ///     #[get("/orders")]
+    ///     async fn list(&self) -> Result<String, Error>;
+    /// }
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> Result<(), Error> {
+    /// let orders = OrdersClient::builder()
+    ///     .layer(tower::ServiceBuilder::new()
+    ///         .map_err(|e: BoxError| Error::transport(e))
+    ///         .buffer(64)
+    ///         .rate_limit(100, Duration::from_secs(1)))
+    ///     .build()?;
+    /// # let _ = orders;
+    /// # Ok(())
+    /// # }
     /// ```
     pub fn layer<L>(mut self, layer: L) -> Self
     where
