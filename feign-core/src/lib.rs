@@ -51,9 +51,12 @@
 //! | Expand the template (path, query, headers, body) | compiled by the macro | values percent-encoded, checked | — |
 //! | Observe the call | a `tracing` span and `metrics` per call | on; free without a subscriber or recorder | — |
 //! | Change the request | [`RequestInterceptor`] | none; ready: [`BearerAuth`] (fixed or [refreshing](BearerAuth::refreshing)), [`BasicAuth`], [`DefaultHeaders`], [`RequestId`], [`W3cTraceparent`] | [`interceptor`](Builder::interceptor) |
+//! | Wrap the rest of the call | any `tower::Layer` over [`CallRequest`] → [`Response`] | none | [`layer`](Builder::layer) |
+//! | Compress | [`RequestCompression`] | off; the default transport decodes gzip responses | [`request_compression`](Builder::request_compression), [`response_compression`](Builder::response_compression) |
 //! | Pick the target | [`Resolver`] | the fixed URL | [`url`](Builder::url), [`load_balancer`](Builder::load_balancer) |
 //! | Encode the body | [`Encoder`] | [`JsonEncoder`]; also [`FormEncoder`] | [`encoder`](Builder::encoder) |
 //! | Send | [`Client`] | [`ReqwestClient`] (rustls, no redirects); any tower service via [`TowerClient`] | [`client`](Builder::client), [`tower_client`](Builder::tower_client) |
+//! | See each attempt's response | [`ResponseInterceptor`] | none | [`response_interceptor`](Builder::response_interceptor) |
 //! | Decode 2xx | [`Decoder`] | [`JsonDecoder`]; `()`, `String`, `Bytes`, [`Response`] built in | [`decoder`](Builder::decoder) |
 //! | Decode other statuses | [`ErrorDecoder`] | [`DefaultErrorDecoder`] (status, headers, 8 KiB of body, `Retry-After`) | [`error_decoder`](Builder::error_decoder) |
 //! | Retry | [`RetryPolicy`] | [`Retryer::default`] (100 ms ×1.5 to 1 s, 5 attempts, full jitter, idempotent calls only) | [`retryer`](Builder::retryer) |
@@ -104,7 +107,8 @@
 //!   so the server parses exactly the pairs given. No value is ever expanded twice.
 //! - Header values with CR, LF, NUL, other controls or non-ASCII bytes are errors and nothing is
 //!   sent; `Host`, `Content-Length`, `Transfer-Encoding`, `Connection` and other framing headers
-//!   cannot come from parameters.
+//!   cannot be sent, whatever route they take (a parameter, `#[headers]`, an interceptor's
+//!   `insert_header` or `headers_mut()`, a layer around the call).
 //! - Request targets are capped (8 KiB), headers too (64 KiB); response bodies are capped
 //!   (10 MiB, also after decompression): over the cap is an error and the connection is closed.
 //!   Truncated bodies are errors, never short successes; hostile JSON is a decode error.
@@ -148,6 +152,18 @@
 //! `capabilities`, …), any other key under these prefixes, and values that do not parse are
 //! errors naming the key and its file. `micrometer.enabled` is refused too: metrics go through
 //! the `metrics` facade, and with no recorder installed they are off.
+//!
+//! ## Compression properties
+//!
+//! Spring Cloud OpenFeign's compression switches apply to every client (the older
+//! `feign.compression.*` names are read too):
+//!
+//! | property | builder setting |
+//! |---|---|
+//! | `spring.cloud.openfeign.compression.request.enabled` | [`Builder::request_compression`] with [`RequestCompression::default`] (`false` removes one set in code) |
+//! | `spring.cloud.openfeign.compression.request.mime-types` (a list) | [`RequestCompression::mime_types`] |
+//! | `spring.cloud.openfeign.compression.request.min-request-size` (bytes) | [`RequestCompression::min_request_size`] |
+//! | `spring.cloud.openfeign.compression.response.enabled` | [`Builder::response_compression`] |
 //!
 //! ## Circuit breaker and bulkhead properties
 //!
@@ -214,6 +230,7 @@ mod client;
 #[doc(hidden)]
 pub mod clock;
 mod codec;
+mod compression;
 mod cow_map;
 mod error;
 mod escape;
@@ -248,13 +265,18 @@ pub use codec::{
     DefaultErrorDecoder, Encoder, ErrorDecoder, FnDecoder, FnEncoder, FnErrorDecoder, FormEncoder,
     JsonDecoder, JsonEncoder,
 };
+pub use compression::{RequestCompression, DEFAULT_MIN_REQUEST_SIZE};
 pub use error::{BoxError, Error};
 pub use interceptor::{
     interceptor_fn, token_provider_fn, AccessToken, BasicAuth, BearerAuth, DefaultHeaders,
     FnInterceptor, FnTokenProvider, RequestId, RequestInterceptor, RequestTemplate, TokenProvider,
     TraceContext, TraceContextProvider, W3cTraceparent, TRACEPARENT, TRACESTATE,
 };
+pub use interceptor::{
+    response_interceptor_fn, FnResponseInterceptor, ResponseContext, ResponseInterceptor,
+};
 pub use options::{LogLevel, Options};
+pub use pipeline::CallRequest;
 pub use redact::{split_userinfo, url as redact_url, Credentials};
 pub use resilience::{
     classifier_fn, BreakerScope, BulkheadConfig, CircuitBreakerConfig, CircuitState,

@@ -48,6 +48,10 @@
 //!         // req.query_map(&filter);                 // T: Serialize + ?Sized
 //!         // req.header("X-Request-Id", &rid);       // T: Display + ?Sized; name validated by the macro
 //!         // req.header_map(&headers);               // T: HeaderMapArg + ?Sized
+//!         // req.query_joined("ids", ",", (&ids).iter()); // #[query(format = "csv")] on a collection
+//!         // req.header_template("X-Api-Version", &[HeaderPart::Literal("v"), HeaderPart::Value(&version)]);
+//!         //                                        // #[headers("X-Api-Version: v{version}")], after the parameters;
+//!         //                                        // inside `if let Some(__feign_h_x) = &x` for an Option parameter
 //!         // req.body(&order);                       // T: Serialize + ?Sized, through the Encoder
 //!         // req.body_raw(order);                    // T: Into<Bytes> for String/&str/Vec<u8>/&[u8]/Bytes
 //!         // req.form(&form);                        // T: Serialize + ?Sized, x-www-form-urlencoded
@@ -94,7 +98,7 @@ pub use async_trait::async_trait;
 pub use std::sync::Arc;
 
 pub use crate::meta::{ClientMeta, HttpMethod, MethodMeta, MethodOptions, PathPart};
-pub use crate::pipeline::{Core, HeaderMapArg, RequestArgs};
+pub use crate::pipeline::{Core, HeaderMapArg, HeaderPart, RequestArgs};
 
 use bytes::Bytes;
 use serde::de::DeserializeOwned;

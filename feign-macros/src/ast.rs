@@ -52,6 +52,8 @@ pub(crate) struct Method<'a> {
     pub(crate) http_written: bool,
     /// Method-level `#[headers]`, checked.
     pub(crate) headers: Vec<(String, String)>,
+    /// Method-level `#[headers]` lines with `{name}` variables.
+    pub(crate) header_templates: Vec<HeaderTemplate>,
     pub(crate) idempotent: bool,
     pub(crate) options: Options,
     pub(crate) receiver: Option<&'a Receiver>,
@@ -62,14 +64,18 @@ pub(crate) struct Method<'a> {
 pub(crate) enum Role {
     /// `#[path]`: the template variable, the parameter's name unless given.
     Path(String),
-    /// `#[query]`: the query name, the parameter's name unless given.
-    Query(String),
+    /// `#[query]`: the query name, the parameter's name unless given, and the separator a
+    /// collection's values are joined with (`None`: one pair per value).
+    Query(String, Option<String>),
     QueryMap,
     /// `#[header("Name")]`
     Header(String),
     HeaderMap,
     Body,
     Form,
+    /// `#[param]`: a value for `{name}` in the method's `#[headers]`, the parameter's name
+    /// unless given.
+    Param(String),
 }
 
 /// A typed parameter (not the receiver).
@@ -99,7 +105,14 @@ impl<'a> Client<'a> {
             .iter()
             .filter(|attr| attr::is_trait_attr(attr))
         {
-            headers.set(cx, attr, header_lines(cx, attr));
+            let (literal, templates) = header_lines(cx, attr);
+            for template in templates {
+                cx.error_spanned_by(
+                    &template.lit,
+                    "a trait-level header cannot hold a `{name}` variable: put it in the method's #[headers]",
+                );
+            }
+            headers.set(cx, attr, literal);
         }
         let methods = original
             .items
@@ -124,17 +137,45 @@ impl<'a> Client<'a> {
     }
 }
 
-fn header_lines(cx: &Ctxt, attr: &Attribute) -> Vec<(String, String)> {
-    attr::headers(cx, attr)
-        .into_iter()
-        .filter_map(|lit| match header::parse_line(&lit.value()) {
-            Ok(line) => Some(line),
-            Err(message) => {
-                cx.error_spanned_by(&lit, message);
-                None
-            }
+/// A method's `#[headers]` line with `{name}` variables, filled from parameters per call.
+pub(crate) struct HeaderTemplate {
+    pub(crate) name: String,
+    pub(crate) pieces: Vec<header::Piece>,
+    /// The literal, for errors.
+    pub(crate) lit: LitStr,
+}
+
+impl HeaderTemplate {
+    /// The variable names, in order.
+    pub(crate) fn vars(&self) -> impl Iterator<Item = &str> {
+        self.pieces.iter().filter_map(|piece| match piece {
+            header::Piece::Var(name) => Some(name.as_str()),
+            header::Piece::Literal(_) => None,
         })
-        .collect()
+    }
+}
+
+/// The checked lines of a `#[headers]`: literal ones, and those with `{name}` variables.
+fn header_lines(cx: &Ctxt, attr: &Attribute) -> (Vec<(String, String)>, Vec<HeaderTemplate>) {
+    let mut literal = Vec::new();
+    let mut templates = Vec::new();
+    for lit in attr::headers(cx, attr) {
+        match header::parse_line(&lit.value()) {
+            Ok((name, value)) => {
+                let pieces = header::split_template(&value);
+                if pieces
+                    .iter()
+                    .any(|piece| matches!(piece, header::Piece::Var(_)))
+                {
+                    templates.push(HeaderTemplate { name, pieces, lit });
+                } else {
+                    literal.push((name, value));
+                }
+            }
+            Err(message) => cx.error_spanned_by(&lit, message),
+        }
+    }
+    (literal, templates)
 }
 
 impl<'a> Method<'a> {
@@ -194,6 +235,7 @@ impl<'a> Method<'a> {
                 FnArg::Typed(typed) => params.push(Param::from_syn(cx, typed)),
             }
         }
+        let (headers, header_templates) = headers.get().unwrap_or_default();
         Method {
             original,
             http_written: original
@@ -201,7 +243,8 @@ impl<'a> Method<'a> {
                 .iter()
                 .any(|attr| attr::HTTP_METHODS.contains(&attr::attr_name(attr).as_str())),
             http: http.get(),
-            headers: headers.get().unwrap_or_default(),
+            headers,
+            header_templates,
             idempotent: idempotent.get().is_some(),
             options,
             receiver,
@@ -230,16 +273,22 @@ impl<'a> Param<'a> {
         for attr in &original.attrs {
             let name = attr::attr_name(attr);
             let value = match name.as_str() {
-                "path" | "query" => {
-                    let given = attr::optional_string(cx, attr);
-                    let name_of = given
+                "path" | "param" => {
+                    let name_of = attr::optional_string(cx, attr)
                         .map(|lit| lit.value())
                         .unwrap_or_else(|| default_name.clone());
                     if name == "path" {
                         Role::Path(name_of)
                     } else {
-                        Role::Query(name_of)
+                        Role::Param(name_of)
                     }
+                }
+                "query" => {
+                    let (given, separator) = attr::query(cx, attr);
+                    let name_of = given
+                        .map(|lit| lit.value())
+                        .unwrap_or_else(|| default_name.clone());
+                    Role::Query(name_of, separator)
                 }
                 "header" => match attr::single_string(cx, attr, "#[header(\"X-Request-Id\")]") {
                     Some(lit) => {

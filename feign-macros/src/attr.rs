@@ -25,6 +25,7 @@ pub(crate) const PARAM_ATTRS: &[&str] = &[
     "header_map",
     "body",
     "form",
+    "param",
 ];
 
 /// Attributes rustc accepts on a parameter; they are left alone.
@@ -150,6 +151,22 @@ fn sort_keys(
     known
 }
 
+/// An optional leading string literal, then `key = value` pairs: `"name", a = 1, b = 2`.
+type LiteralThenKeys = (Option<LitStr>, Punctuated<KeyValue, Token![,]>);
+
+fn literal_then_keys(input: ParseStream<'_>) -> syn::Result<LiteralThenKeys> {
+    let literal = if input.peek(LitStr) {
+        Some(input.parse::<LitStr>()?)
+    } else {
+        None
+    };
+    if literal.is_some() && !input.is_empty() {
+        input.parse::<Token![,]>()?;
+    }
+    let pairs = Punctuated::<KeyValue, Token![,]>::parse_terminated(input)?;
+    Ok((literal, pairs))
+}
+
 /// The arguments of `#[feign_client("name", url = "...", path = "/api", crate = "...",
 /// fallback = Type)]`.
 #[derive(Default)]
@@ -171,19 +188,7 @@ pub(crate) struct FallbackArg {
 
 /// Parses the arguments of `#[feign_client]`; everything wrong is reported to `cx`.
 pub(crate) fn client_args(cx: &Ctxt, args: TokenStream) -> ClientArgs {
-    let parser = |input: ParseStream<'_>| {
-        let service = if input.peek(LitStr) {
-            Some(input.parse::<LitStr>()?)
-        } else {
-            None
-        };
-        if service.is_some() && !input.is_empty() {
-            input.parse::<Token![,]>()?;
-        }
-        let pairs = Punctuated::<KeyValue, Token![,]>::parse_terminated(input)?;
-        Ok((service, pairs))
-    };
-    let (service, pairs) = match parser.parse2(args) {
+    let (service, pairs) = match literal_then_keys.parse2(args) {
         Ok(parsed) => parsed,
         Err(error) => {
             cx.syn_error(error);
@@ -350,6 +355,55 @@ pub(crate) fn optional_string(cx: &Ctxt, attr: &Attribute) -> Option<LitStr> {
             None
         }
     }
+}
+
+/// The collection formats of `#[query(format = "...")]` (OpenFeign's `CollectionFormat`) and
+/// the separator each joins values with, as sent: `,` and `|` as they are, space and tab
+/// percent-encoded (a URL cannot hold them raw). `None`: one pair per value.
+pub(crate) const QUERY_FORMATS: &[(&str, Option<&str>)] = &[
+    ("exploded", None),
+    ("csv", Some(",")),
+    ("ssv", Some("%20")),
+    ("tsv", Some("%09")),
+    ("pipes", Some("|")),
+];
+
+/// `#[query]`, `#[query("name")]`, `#[query(format = "csv")]` or
+/// `#[query("name", format = "csv")]`: the name if given, and the separator of a joined
+/// format (`None` for the default, exploded).
+pub(crate) fn query(cx: &Ctxt, attr: &Attribute) -> (Option<LitStr>, Option<String>) {
+    let Meta::List(_) = &attr.meta else {
+        return (optional_string(cx, attr), None);
+    };
+    let (name, pairs) = match attr.parse_args_with(literal_then_keys) {
+        Ok(parsed) => parsed,
+        Err(error) => {
+            cx.syn_error(error);
+            return (None, None);
+        }
+    };
+    let mut separator = None;
+    for pair in sort_keys(cx, "query", &["format"], pairs) {
+        let Some(lit) = string(cx, &pair) else {
+            continue;
+        };
+        let formats: Vec<&str> = QUERY_FORMATS.iter().map(|(format, _)| *format).collect();
+        match QUERY_FORMATS
+            .iter()
+            .find(|(format, _)| *format == lit.value())
+        {
+            Some((_, joined)) => separator = joined.map(str::to_owned),
+            None => cx.error_spanned_by(
+                &lit,
+                format!(
+                    "unknown query format {:?}; expected {}",
+                    lit.value(),
+                    one_of(&formats)
+                ),
+            ),
+        }
+    }
+    (name, separator)
 }
 
 /// Reports arguments given to an attribute that takes none, such as `#[body]`.

@@ -6,9 +6,10 @@ use quote::{format_ident, quote, quote_spanned, ToTokens};
 use syn::spanned::Spanned;
 use syn::{FnArg, ItemTrait, ReturnType, TraitItem, Type};
 
-use crate::ast::{Client, Http, Method, Role};
+use crate::ast::{Client, HeaderTemplate, Http, Method, Role};
 use crate::attr::{self, FallbackArg};
 use crate::ctxt::Ctxt;
+use crate::header::Piece;
 use crate::template::Part;
 use crate::ty::{self, Decode, Shape};
 use crate::valid;
@@ -247,6 +248,12 @@ fn method_impl(
                 fallback,
             ))
         })
+        .chain(
+            method
+                .header_templates
+                .iter()
+                .map(|template| header_template(method, template, krate)),
+        )
         .collect();
     let binding = if statements.is_empty() {
         quote!(__feign_req)
@@ -465,15 +472,24 @@ fn argument(
     let whole = turbofish(ty);
     match role {
         Role::Path(_) => quote_spanned!(span=> __feign_req.path #whole (#path_index, &#ident);),
-        Role::Query(name) => unroll(ty, quote!(&#ident), 0, &|value, ty| {
+        Role::Query(name, None) => unroll(ty, quote!(&#ident), 0, &|value, ty| {
             let turbofish = turbofish(ty);
             quote_spanned!(span=> __feign_req.query #turbofish (#name, #value);)
+        }),
+        Role::Query(name, Some(separator)) => joined(ty, quote!(&#ident), 0, &|value, many| {
+            if many {
+                quote_spanned!(span=> __feign_req.query_joined(#name, #separator, (#value).iter());)
+            } else {
+                quote_spanned!(span=> __feign_req.query(#name, #value);)
+            }
         }),
         Role::Header(name) => unroll(ty, quote!(&#ident), 0, &|value, ty| {
             let turbofish = turbofish(ty);
             quote_spanned!(span=> __feign_req.header #turbofish (#name, #value);)
         }),
         Role::QueryMap => quote_spanned!(span=> __feign_req.query_map #whole (&#ident);),
+        // Used by the method's header templates.
+        Role::Param(_) => TokenStream::new(),
         Role::HeaderMap => quote_spanned!(span=> __feign_req.header_map #whole (&#ident);),
         Role::Form => quote_spanned!(span=> __feign_req.form #whole (&#ident);),
         Role::Body => match ty::raw_body(ty) {
@@ -497,9 +513,71 @@ fn argument(
     }
 }
 
+/// The statement adding one `#[headers]` line with `{name}` variables: its pieces formatted
+/// into one value, checked at run time as a `#[header]` parameter's value is. A variable
+/// whose parameter is an `Option` leaves the header out when `None`.
+fn header_template(
+    method: &Method<'_>,
+    template: &HeaderTemplate,
+    krate: &TokenStream,
+) -> TokenStream {
+    let mut optional = Vec::new();
+    let parts: Vec<TokenStream> = template
+        .pieces
+        .iter()
+        .map(|piece| match piece {
+            Piece::Literal(text) => quote!(#krate::__private::HeaderPart::Literal(#text)),
+            Piece::Var(var) => {
+                let param = method.params.iter().find(|param| {
+                    matches!(&param.role, Some((Role::Param(name) | Role::Path(name), _)) if name == var)
+                });
+                let Some((ident, ty)) = param.and_then(|p| Some((p.ident?, &*p.original.ty))) else {
+                    return quote!(#krate::__private::HeaderPart::Literal(""));
+                };
+                let value = match ty::shape(ty) {
+                    Shape::Option(_) => {
+                        let binding = format_ident!("__feign_h_{}", ident);
+                        if !optional.iter().any(|(_, b): &(&syn::Ident, syn::Ident)| *b == binding) {
+                            optional.push((ident, binding.clone()));
+                        }
+                        binding.to_token_stream()
+                    }
+                    _ => ident.to_token_stream(),
+                };
+                quote_spanned!(ty.span()=> #krate::__private::HeaderPart::Value(&#value))
+            }
+        })
+        .collect();
+    let name = &template.name;
+    let mut statement = quote!(__feign_req.header_template(#name, &[#(#parts),*]););
+    for (ident, binding) in optional.into_iter().rev() {
+        statement = quote!(if let ::core::option::Option::Some(#binding) = &#ident { #statement });
+    }
+    statement
+}
+
 /// The copy of an owned body kept for the fallback.
 fn kept_ident(ident: &syn::Ident) -> syn::Ident {
     format_ident!("__feign_kept_{}", ident)
+}
+
+/// Omits `None`, then `emit`s a collection whole (`true`: its values are joined into one pair)
+/// or a single value (`false`).
+fn joined(
+    ty: &Type,
+    value: TokenStream,
+    depth: usize,
+    emit: &dyn Fn(TokenStream, bool) -> TokenStream,
+) -> TokenStream {
+    let binding = format_ident!("__feign_v{}", depth);
+    match ty::shape(ty) {
+        Shape::Option(inner) => {
+            let body = joined(inner, binding.to_token_stream(), depth + 1, emit);
+            quote!(if let ::core::option::Option::Some(#binding) = #value { #body })
+        }
+        Shape::Many(_) => emit(value, true),
+        Shape::One => emit(value, false),
+    }
 }
 
 /// Omits `None` and repeats per element of a collection, then `emit`s each remaining value

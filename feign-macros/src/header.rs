@@ -90,6 +90,51 @@ pub(crate) fn parse_line(line: &str) -> Result<(String, String), HeaderError> {
     Ok((name.to_owned(), value.to_owned()))
 }
 
+/// A piece of a `#[headers]` value: literal text, or a `{name}` filled from a parameter.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Piece {
+    Literal(String),
+    Var(String),
+}
+
+/// Splits a header value into literals and `{name}` variables, where a name is a Rust
+/// identifier (`[A-Za-z_][A-Za-z0-9_]*`); any other brace is literal text, so a JSON value
+/// stays as written.
+pub(crate) fn split_template(value: &str) -> Vec<Piece> {
+    let mut pieces = Vec::new();
+    let mut literal = String::new();
+    let mut rest = value;
+    while let Some(open) = rest.find('{') {
+        let after = &rest[open + 1..];
+        let var = after.find('}').map(|close| &after[..close]).filter(|name| {
+            let mut chars = name.chars();
+            chars
+                .next()
+                .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+                && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+        });
+        match var {
+            Some(name) => {
+                literal.push_str(&rest[..open]);
+                if !literal.is_empty() {
+                    pieces.push(Piece::Literal(std::mem::take(&mut literal)));
+                }
+                pieces.push(Piece::Var(name.to_owned()));
+                rest = &after[name.len() + 1..];
+            }
+            None => {
+                literal.push_str(&rest[..=open]);
+                rest = after;
+            }
+        }
+    }
+    literal.push_str(rest);
+    if !literal.is_empty() {
+        pieces.push(Piece::Literal(literal));
+    }
+    pieces
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -142,6 +187,25 @@ mod tests {
         );
         assert_eq!(value_error("X-A: a\x7f"), ValueError::Control('\x7f'));
         assert!(check_value("X-A", "a\tb").is_ok());
+    }
+
+    #[test]
+    fn templates_split_into_literals_and_identifier_variables() {
+        use Piece::{Literal, Var};
+        assert_eq!(
+            split_template("v{version}; tenant={tenant_id}"),
+            [
+                Literal("v".into()),
+                Var("version".into()),
+                Literal("; tenant=".into()),
+                Var("tenant_id".into()),
+            ]
+        );
+        assert_eq!(
+            split_template("{\"a\":1} {} {1x} {"),
+            [Literal("{\"a\":1} {} {1x} {".into())]
+        );
+        assert_eq!(split_template("{a}{b}"), [Var("a".into()), Var("b".into())]);
     }
 
     #[test]

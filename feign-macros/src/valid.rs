@@ -200,7 +200,9 @@ fn check_method(cx: &Ctxt, method: &Method<'_>) {
                     );
                 }
             }
-            Role::Query(name) if name.is_empty() => cx.error_spanned_by(attr, "empty query name"),
+            Role::Query(name, _) if name.is_empty() => {
+                cx.error_spanned_by(attr, "empty query name");
+            }
             Role::Body | Role::Form => {
                 let attr_name = crate::attr::attr_name(attr);
                 if body_seen {
@@ -221,6 +223,7 @@ fn check_method(cx: &Ctxt, method: &Method<'_>) {
             _ => {}
         }
     }
+    check_header_templates(cx, method);
     if let Some(template) = &http.template {
         let mut reported: Vec<&str> = Vec::new();
         for var in template.vars() {
@@ -229,6 +232,48 @@ fn check_method(cx: &Ctxt, method: &Method<'_>) {
                 cx.error_spanned_by(
                     &http.template_lit,
                     format!("`{{{var}}}` has no parameter: add `#[path] {var}: T` (or `#[path(\"{var}\")]`) to the method"),
+                );
+            }
+        }
+    }
+}
+
+/// Every `{name}` of a `#[headers]` template bound to a `#[param]` or `#[path]` parameter, and
+/// every `#[param]` used by a template.
+fn check_header_templates(cx: &Ctxt, method: &Method<'_>) {
+    let bound = |var: &str| {
+        method.params.iter().any(|param| {
+            matches!(&param.role, Some((Role::Param(name) | Role::Path(name), _)) if name == var)
+        })
+    };
+    for template in &method.header_templates {
+        let mut reported: Vec<&str> = Vec::new();
+        for var in template.vars() {
+            if !bound(var) && !reported.contains(&var) {
+                reported.push(var);
+                cx.error_spanned_by(
+                    &template.lit,
+                    format!("`{{{var}}}` in header `{}` has no parameter: add `#[param] {var}: T` (or `#[param(\"{var}\")]`) to the method", template.name),
+                );
+            }
+        }
+    }
+    for param in &method.params {
+        if let Some((Role::Param(name), attr)) = &param.role {
+            if matches!(ty::shape(&param.original.ty), ty::Shape::Many(_)) {
+                cx.error_spanned_by(
+                    &param.original.ty,
+                    "a #[param] fills one header value: pass one value (or an Option of one)",
+                );
+            }
+            let used = method
+                .header_templates
+                .iter()
+                .any(|template| template.vars().any(|var| var == name));
+            if !used {
+                cx.error_spanned_by(
+                    attr,
+                    format!("#[param] `{name}` is not used: no #[headers] line of the method holds `{{{name}}}`"),
                 );
             }
         }

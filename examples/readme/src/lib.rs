@@ -145,6 +145,73 @@ let orders = OrderServiceClient::builder()
     Ok(())
 }
 
+/// "Middleware around the call".
+#[rustfmt::skip]
+#[allow(unused_variables)]
+pub fn middleware() -> Outcome {
+    let cache = tower::layer::util::Identity::new();
+use tower::limit::ConcurrencyLimitLayer;
+
+let orders = OrderServiceClient::builder()
+    .url("http://127.0.0.1:8080")
+    .layer(ConcurrencyLimitLayer::new(8))   // at most 8 calls of this client in flight
+    .layer(cache)                           // any Layer over Service<CallRequest, Response = Response, Error = Error>
+    .build()?;
+    Ok(())
+}
+
+/// "Response interceptors".
+#[rustfmt::skip]
+#[allow(unused_variables)]
+pub fn response_interceptors() -> Outcome {
+use feign_core::{response_interceptor_fn, Error, Response};
+
+let orders = OrderServiceClient::builder()
+    .url("http://127.0.0.1:8080")
+    .response_interceptor(response_interceptor_fn(|response: Response, ctx| {
+        if response.body().starts_with(b"{\"error\"") {   // a 200 carrying an error document
+            return Err(Error::request(format!("{} answered an error", ctx.method_key())));
+        }
+        Ok(response)
+    }))
+    .build()?;
+    Ok(())
+}
+
+/// "Query collection formats and header templates".
+#[rustfmt::skip]
+#[allow(dead_code, unreachable_pub)]
+pub fn formats() {
+use feign_core::{feign_client, Error};
+
+#[feign_client("search", url = "http://127.0.0.1:8080")]
+pub trait Search {
+    #[get("/items")]
+    #[headers("X-Api-Version: {version}", "X-Tenant: {tenant}")]
+    async fn items(
+        &self,
+        #[query(format = "csv")] ids: &[u64],          // ?ids=1,2,3
+        #[query("tag", format = "pipes")] tags: Vec<String>, // ?tag=a|b
+        #[param] version: u32,
+        #[param] tenant: Option<String>,                // None leaves X-Tenant out
+    ) -> Result<String, Error>;
+}
+}
+
+/// "Compression".
+#[rustfmt::skip]
+#[allow(unused_variables)]
+pub fn compression() -> Outcome {
+use feign_core::RequestCompression;
+
+let orders = OrderServiceClient::builder()
+    .url("http://127.0.0.1:8080")
+    .request_compression(RequestCompression::default())  // gzip JSON/XML bodies over 2048 bytes
+    .response_compression(true)                          // Accept-Encoding: gzip, decoded within the cap
+    .build()?;
+    Ok(())
+}
+
 /// "Load balancing".
 #[rustfmt::skip]
 #[allow(unused_variables)]

@@ -14,7 +14,7 @@ const PREFIXES: [&str; 2] = ["feign.client", "spring.cloud.openfeign.client"];
 const CODE_ONLY: [(&str, &str); 9] = [
     ("errordecoder", "Builder::error_decoder"),
     ("requestinterceptors", "Builder::interceptor"),
-    ("responseinterceptor", "Builder::interceptor"),
+    ("responseinterceptor", "Builder::response_interceptor"),
     ("decoder", "Builder::decoder"),
     ("encoder", "Builder::encoder"),
     ("contract", "the #[feign_client] attributes"),
@@ -142,7 +142,7 @@ impl<C> Builder<C> {
             self.default_query
                 .extend(values.into_iter().map(|v| (name.clone(), v)));
         }
-        self.bind_resilience(config)
+        self.bind_resilience(config)?.bind_compression(config)
     }
 
     /// One property of a client section.

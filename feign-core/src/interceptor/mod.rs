@@ -4,6 +4,7 @@ mod auth;
 mod credential;
 mod defaults;
 mod headers;
+mod response;
 mod template;
 mod token;
 mod trace_context;
@@ -17,6 +18,9 @@ pub use auth::{BasicAuth, BearerAuth};
 pub(crate) use credential::basic_value;
 pub(crate) use defaults::Defaults;
 pub use headers::{DefaultHeaders, RequestId};
+pub use response::{
+    response_interceptor_fn, FnResponseInterceptor, ResponseContext, ResponseInterceptor,
+};
 pub use template::RequestTemplate;
 pub use token::{token_provider_fn, AccessToken, FnTokenProvider, TokenProvider};
 pub use trace_context::{TraceContext, TRACEPARENT, TRACESTATE};

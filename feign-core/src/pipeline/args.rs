@@ -125,6 +125,32 @@ impl RequestArgs {
         }
     }
 
+    /// Appends one query pair whose value is `values` joined by `separator` (a collection
+    /// format: `,`, `%20`, `%09` or `|`, written as is); each value is percent-encoded, so a
+    /// separator inside a value is never taken for one. No values, no pair.
+    pub fn query_joined<'v, T, I>(&mut self, name: &str, separator: &str, values: I)
+    where
+        T: Display + ?Sized + 'v,
+        I: IntoIterator<Item = &'v T>,
+    {
+        let mark = self.query.len();
+        for (index, value) in values.into_iter().enumerate() {
+            if index == 0 {
+                self.query_separator();
+                escape::push_str(&mut self.query, name);
+                self.query.push('=');
+            } else {
+                self.query.push_str(separator);
+            }
+            if escape::push_display(&mut self.query, value).is_err() {
+                self.query.truncate(mark);
+                return self.fail(Error::request(format!(
+                    "query parameter `{name}` could not be formatted"
+                )));
+            }
+        }
+    }
+
     /// Appends every field of a serializable struct or map as query pairs: `None` fields are
     /// left out and sequences become one pair per element.
     pub fn query_map<T: Serialize + ?Sized>(&mut self, value: &T) {
@@ -183,6 +209,24 @@ impl RequestArgs {
             Ok((name, value)) => self.insert_header(name, value),
             Err(e) => self.fail(e),
         }
+    }
+
+    /// Adds a `#[headers]` line whose value is filled from parameters: the pieces formatted
+    /// in order, then checked as a [`header`](RequestArgs::header) parameter's value is.
+    pub fn header_template(&mut self, name: &str, parts: &[HeaderPart<'_>]) {
+        let mut text = String::new();
+        for part in parts {
+            let written = match part {
+                HeaderPart::Literal(literal) => text.write_str(literal),
+                HeaderPart::Value(value) => write!(text, "{value}"),
+            };
+            if written.is_err() {
+                return self.fail(Error::request(format!(
+                    "header `{name}` could not be formatted"
+                )));
+            }
+        }
+        self.header(name, text.as_str());
     }
 
     /// Adds every header of a map.
@@ -334,7 +378,24 @@ fn path_var_name(meta: &MethodMeta, index: usize) -> &'static str {
         .unwrap_or("?")
 }
 
-/// Parses and checks a header from a parameter or map.
+/// One piece of a `#[headers]` line with variables.
+#[derive(Clone, Copy)]
+pub enum HeaderPart<'a> {
+    /// Text written in the attribute, checked by the macro.
+    Literal(&'static str),
+    /// A parameter's value.
+    Value(&'a dyn Display),
+}
+
+impl fmt::Debug for HeaderPart<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            HeaderPart::Literal(text) => f.debug_tuple("Literal").field(text).finish(),
+            HeaderPart::Value(_) => f.write_str("Value(..)"),
+        }
+    }
+}
+
 /// A `#[header_map]` argument: anything that lists header names and values.
 pub trait HeaderMapArg {
     /// Calls `f` with every name and value.

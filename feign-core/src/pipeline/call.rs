@@ -5,13 +5,16 @@ use std::sync::Arc;
 use http::header::AUTHORIZATION;
 use http::{HeaderName, HeaderValue, StatusCode};
 use tokio::time::Instant;
+use tower::ServiceExt as _;
 
 use super::args::RequestArgs;
+use super::around::{AroundService, CallRequest};
 use super::body::{self, OverLimit};
+use super::headers::check_headers;
 use super::observe::{AttemptGuard, CallObservation};
 use super::{CoreInner, Target};
 use crate::client::SendOptions;
-use crate::interceptor::RequestTemplate;
+use crate::interceptor::{RequestTemplate, ResponseContext};
 use crate::options::Options;
 use crate::resolve::{AttemptOutcome, ChooseRequest};
 use crate::retry::{RetryContext, RetryDecision};
@@ -27,6 +30,34 @@ pub(super) async fn run(
     optional: bool,
     observation: &CallObservation,
 ) -> Result<Option<Response>, Error> {
+    let template = intercepted(inner, args).await?;
+    let key = template.meta.key;
+    // Boxed: the attempts' state (the transport's future among it) is allocated once rather
+    // than carried in, and moved with, every caller's future.
+    let result = Box::pin(send_call(inner, template, optional, observation)).await;
+    answer(inner, result, optional, key)
+}
+
+/// [`run`] for a client with layers around the call: they get the intercepted request.
+pub(super) async fn run_around(
+    inner: &CoreInner,
+    service: AroundService,
+    args: RequestArgs,
+    optional: bool,
+    observation: Arc<CallObservation>,
+) -> Result<Option<Response>, Error> {
+    let template = intercepted(inner, args).await?;
+    let key = template.meta.key;
+    let request = CallRequest::new(template, optional, observation);
+    let result = service
+        .oneshot(request)
+        .await
+        .map_err(|e| e.with_method_key(key));
+    answer(inner, result, optional, key)
+}
+
+/// The arguments expanded into a request, and the request interceptors run over it.
+async fn intercepted(inner: &CoreInner, args: RequestArgs) -> Result<RequestTemplate, Error> {
     let meta = args.meta;
     let mut template = args
         .into_template(&inner.prefix, inner.client_meta.service)
@@ -37,7 +68,48 @@ pub(super) async fn run(
             .await
             .map_err(|e| e.with_method_key(meta.key))?;
     }
-    check_limits(inner, &template).map_err(|e| e.with_method_key(meta.key))?;
+    Ok(template)
+}
+
+/// What the call returns for a response: `None` for a 404 an `Option` method takes as an
+/// answer. A layer may answer any status itself; one the pipeline would not have returned
+/// goes to the error decoder here.
+fn answer(
+    inner: &CoreInner,
+    result: Result<Response, Error>,
+    optional: bool,
+    key: &'static str,
+) -> Result<Option<Response>, Error> {
+    let response = result?;
+    let status = response.status();
+    if status.is_success() {
+        Ok(Some(response))
+    } else if status == StatusCode::NOT_FOUND && optional {
+        Ok(None)
+    } else if status == StatusCode::NOT_FOUND && inner.dismiss_404 {
+        Ok(Some(response))
+    } else {
+        Err(inner
+            .error_decoder
+            .decode(key, response)
+            .with_method_key(key))
+    }
+}
+
+/// The call from the checked request on: headers and limits checked, the body compressed,
+/// every attempt within the total timeout. Returns a 2xx, or a 404 the method takes as an
+/// answer; any other status is the error decoder's error.
+pub(super) async fn send_call(
+    inner: &CoreInner,
+    mut template: RequestTemplate,
+    optional: bool,
+    observation: &CallObservation,
+) -> Result<Response, Error> {
+    let meta = template.meta;
+    let checked = check_headers(&template.headers)
+        .and_then(|()| check_limits(inner, &template))
+        .and_then(|()| prepare_body(inner, &mut template));
+    checked.map_err(|e| e.with_method_key(meta.key))?;
     let options = inner.options.with_method(&meta.options);
     let call = Call {
         inner,
@@ -59,6 +131,18 @@ pub(super) async fn run(
             }
         }
     }
+}
+
+/// Compression, once per call: the body gzipped when the settings call for it, and gzip
+/// asked for in responses.
+fn prepare_body(inner: &CoreInner, template: &mut RequestTemplate) -> Result<(), Error> {
+    if let Some(settings) = &inner.compression.request {
+        settings.apply(&mut template.headers, &mut template.body)?;
+    }
+    if inner.compression.response {
+        crate::compression::accept_gzip(&mut template.headers);
+    }
+    Ok(())
 }
 
 fn check_limits(inner: &CoreInner, template: &RequestTemplate) -> Result<(), Error> {
@@ -106,7 +190,7 @@ impl Call<'_> {
         call.with_idempotent(by_method || template.headers.contains_key(IDEMPOTENCY_KEY))
     }
 
-    async fn attempts(&self, deadline: Option<Instant>) -> Result<Option<Response>, Error> {
+    async fn attempts(&self, deadline: Option<Instant>) -> Result<Response, Error> {
         let inner = self.inner;
         let key = self.template.meta.key;
         let call = self.info();
@@ -119,13 +203,20 @@ impl Call<'_> {
             let (result, url) = self
                 .attempt(call, attempt, &mut tried, same_instance.take())
                 .await;
-            let error = match result {
-                Ok(response) if response.status().is_success() => return Ok(Some(response)),
-                Ok(response) if self.optional && response.status() == StatusCode::NOT_FOUND => {
-                    return Ok(None)
+            let result = match result {
+                // Boxed: calls without response interceptors do not carry its state.
+                Ok(response) if !inner.response_interceptors.is_empty() => {
+                    Box::pin(self.intercept_response(response, attempt)).await
                 }
-                Ok(response) if inner.dismiss_404 && response.status() == StatusCode::NOT_FOUND => {
-                    return Ok(Some(response))
+                other => other,
+            };
+            let error = match result {
+                Ok(response) if response.status().is_success() => return Ok(response),
+                Ok(response)
+                    if response.status() == StatusCode::NOT_FOUND
+                        && (self.optional || inner.dismiss_404) =>
+                {
+                    return Ok(response)
                 }
                 Ok(response) => inner.error_decoder.decode(key, response),
                 Err(error) => error,
@@ -161,6 +252,22 @@ impl Call<'_> {
                 _ => return Err(error),
             }
         }
+    }
+
+    /// The response interceptors, in order, over an attempt's response.
+    async fn intercept_response(
+        &self,
+        mut response: Response,
+        attempt: u32,
+    ) -> Result<Response, Error> {
+        let context = ResponseContext {
+            request: self.template,
+            attempt,
+        };
+        for interceptor in &self.inner.response_interceptors {
+            response = interceptor.intercept(response, &context).await?;
+        }
+        Ok(response)
     }
 
     /// One attempt; returns the URL it went to when one was chosen.
@@ -282,15 +389,27 @@ impl Call<'_> {
         )
         .await
         .map_err(|e| self.failed(e, started))?;
+        let mut headers = parts.headers;
+        let body = if inner.compression.response {
+            crate::compression::gunzip_response(
+                &mut headers,
+                body,
+                inner.limits.response_bytes,
+                over_limit == OverLimit::Truncate,
+            )
+            .map_err(|e| self.failed(e, started))?
+        } else {
+            body
+        };
         log::response(
             inner.log_level,
             key,
             parts.status,
             started.elapsed(),
-            &parts.headers,
+            &headers,
             &body,
         );
-        Ok(Response::new(parts.status, parts.headers, body))
+        Ok(Response::new(parts.status, headers, body))
     }
 
     fn failed(&self, error: Error, started: Instant) -> Error {

@@ -56,6 +56,28 @@ pub(crate) fn parse_header(name: &str, value: Bytes) -> Result<(HeaderName, Head
     Ok((parsed, value))
 }
 
+/// Checks every header about to be sent, whatever route it took (a parameter, `#[headers]`,
+/// an interceptor's `insert_header` or `headers_mut()`, a layer): no header the transport
+/// owns (`Host`, `Content-Length`, ...), and values of visible ASCII, space and tab only.
+pub(crate) fn check_headers(headers: &HeaderMap) -> Result<(), Error> {
+    for (name, value) in headers {
+        if header_name(name.as_str()).is_none() {
+            return Err(Error::request(format!("invalid header name `{name}`")));
+        }
+        if is_forbidden_header(name) {
+            return Err(Error::request(format!(
+                "header `{name}` is set by the transport and cannot be sent by a request"
+            )));
+        }
+        if !is_clean_header_value(value.as_bytes()) {
+            return Err(Error::request(format!(
+                "invalid value for header `{name}`: control or non-ASCII bytes"
+            )));
+        }
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

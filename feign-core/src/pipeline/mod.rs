@@ -1,6 +1,7 @@
 //! The call pipeline: arguments → interceptors → target → client → decoders, with retries.
 
 mod args;
+mod around;
 mod body;
 mod call;
 mod headers;
@@ -18,7 +19,7 @@ use serde::de::DeserializeOwned;
 
 use crate::client::Transport;
 use crate::codec::{Decoder, Encoder, ErrorDecoder};
-use crate::interceptor::RequestInterceptor;
+use crate::interceptor::{RequestInterceptor, ResponseInterceptor};
 use crate::meta::{ClientMeta, MethodMeta};
 use crate::options::{LogLevel, Options};
 use crate::resilience::Resilience;
@@ -26,7 +27,9 @@ use crate::resolve::Resolver;
 use crate::retry::RetryPolicy;
 use crate::{Error, Response};
 
-pub use args::{HeaderMapArg, RequestArgs};
+pub use args::{HeaderMapArg, HeaderPart, RequestArgs};
+pub use around::CallRequest;
+pub(crate) use around::{wrap, Wrap};
 pub(crate) use validate::{header_name, is_clean_header_value, is_forbidden_header};
 
 /// Runs a call in its span and records its metrics. A macro rather than an `async fn`: another
@@ -36,17 +39,40 @@ macro_rules! observed_run {
     ($core:expr, $args:expr, $optional:expr) => {{
         let observation =
             observe::CallObservation::start($core.inner.client_meta, $args.meta, $args.state);
-        let result = if observation.span().is_disabled() {
-            call::run(&$core.inner, $args, $optional, &observation).await
-        } else {
-            tracing::Instrument::instrument(
-                call::run(&$core.inner, $args, $optional, &observation),
-                observation.span().clone(),
-            )
-            .await
-        };
-        observation.finish(&result);
-        result
+        match &$core.inner.around {
+            None => {
+                let result = if observation.span().is_disabled() {
+                    call::run(&$core.inner, $args, $optional, &observation).await
+                } else {
+                    tracing::Instrument::instrument(
+                        call::run(&$core.inner, $args, $optional, &observation),
+                        observation.span().clone(),
+                    )
+                    .await
+                };
+                observation.finish(&result);
+                result
+            }
+            Some(service) => {
+                // The layers' futures are `'static`: they share the observation. Boxed, so
+                // clients without layers do not carry this path's state in their futures.
+                let observation = Arc::new(observation);
+                let run = Box::pin(call::run_around(
+                    &$core.inner,
+                    service.clone(),
+                    $args,
+                    $optional,
+                    observation.clone(),
+                ));
+                let result = if observation.span().is_disabled() {
+                    run.await
+                } else {
+                    tracing::Instrument::instrument(run, observation.span().clone()).await
+                };
+                observation.finish(&result);
+                result
+            }
+        }
     }};
 }
 
@@ -81,6 +107,11 @@ pub(crate) struct CoreInner {
     /// The `path = "..."` prefix, without a trailing slash.
     pub(crate) prefix: Box<str>,
     pub(crate) interceptors: Box<[Arc<dyn RequestInterceptor>]>,
+    /// Run over every attempt's response, in order, before the status is judged.
+    pub(crate) response_interceptors: Box<[Arc<dyn ResponseInterceptor>]>,
+    /// The layers around the call over its inner service; `None` without layers.
+    pub(crate) around: Option<around::AroundService>,
+    pub(crate) compression: Compression,
     /// `None`: the default JSON encoder, called without type erasure.
     pub(crate) encoder: Option<Arc<dyn Encoder>>,
     /// `None`: the default JSON decoder, called without type erasure.
@@ -96,10 +127,23 @@ pub(crate) struct CoreInner {
     pub(crate) resilience: Resilience,
 }
 
+/// What is gzipped on the wire.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Compression {
+    /// Request bodies to compress; `None`: none.
+    pub(crate) request: Option<crate::RequestCompression>,
+    /// Ask for gzip responses and decode those the transport left compressed.
+    pub(crate) response: bool,
+}
+
 impl Core {
-    pub(crate) fn new(inner: CoreInner) -> Core {
+    /// The core of `inner`, under `layers` (the first outermost) when there are any.
+    pub(crate) fn new(mut inner: CoreInner, layers: &[Wrap]) -> Core {
         Core {
-            inner: Arc::new(inner),
+            inner: Arc::new_cyclic(|core| {
+                inner.around = around::build(core, layers);
+                inner
+            }),
         }
     }
 

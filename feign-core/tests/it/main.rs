@@ -6,9 +6,12 @@
 //! metrics recorder before any call, as feign-core keeps a method's metric handles from its first
 //! call on.
 
+mod around;
 mod bearer;
+mod compression;
 mod config;
 mod config_resilience;
+mod formats;
 mod observability;
 mod pipeline;
 mod proptest_encoding;
