@@ -9,6 +9,7 @@ use tokio::time::Instant;
 use super::args::RequestArgs;
 use super::body::{self, OverLimit};
 use super::observe::{AttemptGuard, CallObservation};
+use super::receive::Receive;
 use super::{CoreInner, Target};
 use crate::client::SendOptions;
 use crate::interceptor::RequestTemplate;
@@ -21,12 +22,13 @@ use crate::{log, CallInfo, Error, Response};
 const IDEMPOTENCY_KEY: HeaderName = HeaderName::from_static("idempotency-key");
 
 /// Runs a call; `Ok(None)` is a 404 when `optional`. `observation` hears of its attempts.
-pub(super) async fn run(
+/// `R` says whether a 2xx body is read whole or left streaming.
+pub(super) async fn run<R: Receive>(
     inner: &CoreInner,
     args: RequestArgs,
     optional: bool,
     observation: &CallObservation,
-) -> Result<Option<Response>, Error> {
+) -> Result<Option<R>, Error> {
     let meta = args.meta;
     let mut template = args
         .into_template(&inner.prefix, inner.client_meta.service)
@@ -106,7 +108,7 @@ impl Call<'_> {
         call.with_idempotent(by_method || template.headers.contains_key(IDEMPOTENCY_KEY))
     }
 
-    async fn attempts(&self, deadline: Option<Instant>) -> Result<Option<Response>, Error> {
+    async fn attempts<R: Receive>(&self, deadline: Option<Instant>) -> Result<Option<R>, Error> {
         let inner = self.inner;
         let key = self.template.meta.key;
         let call = self.info();
@@ -117,7 +119,7 @@ impl Call<'_> {
         let mut attempt = 1u32;
         loop {
             let (result, url) = self
-                .attempt(call, attempt, &mut tried, same_instance.take())
+                .attempt::<R>(call, attempt, &mut tried, same_instance.take())
                 .await;
             let error = match result {
                 Ok(response) if response.status().is_success() => return Ok(Some(response)),
@@ -127,7 +129,10 @@ impl Call<'_> {
                 Ok(response) if inner.dismiss_404 && response.status() == StatusCode::NOT_FOUND => {
                     return Ok(Some(response))
                 }
-                Ok(response) => inner.error_decoder.decode(key, response),
+                Ok(response) => match response.into_whole() {
+                    Ok(response) => inner.error_decoder.decode(key, response),
+                    Err(streaming) => return Ok(Some(streaming)),
+                },
                 Err(error) => error,
             };
             let mut error = error.with_method_key(key);
@@ -164,13 +169,13 @@ impl Call<'_> {
     }
 
     /// One attempt; returns the URL it went to when one was chosen.
-    async fn attempt(
+    async fn attempt<R: Receive>(
         &self,
         call: CallInfo<'_>,
         attempt: u32,
         tried: &mut Tried,
         same_instance: Option<Arc<str>>,
-    ) -> (Result<Response, Error>, Option<http::Uri>) {
+    ) -> (Result<R, Error>, Option<http::Uri>) {
         let template = self.template;
         let (url, authorization, guard) = match &self.inner.target {
             Target::Fixed {
@@ -208,7 +213,7 @@ impl Call<'_> {
                     Target::Resolver(_) => tried.last().map(|id| &**id),
                 };
                 self.observation.on_attempt(attempt, instance, &uri);
-                (self.send(uri.clone(), authorization).await, Some(uri))
+                (self.send::<R>(uri.clone(), authorization).await, Some(uri))
             }
             Err(e) => (
                 Err(Error::request("invalid request url").with_source(e)),
@@ -225,11 +230,13 @@ impl Call<'_> {
         (result, uri)
     }
 
-    async fn send(
+    /// Sends one attempt; a 2xx body is read whole or left streaming as `R` wants, any other
+    /// is read whole (within the cap, of which the ErrorDecoder sees a preview).
+    async fn send<R: Receive>(
         &self,
         uri: http::Uri,
         authorization: Option<HeaderValue>,
-    ) -> Result<Response, Error> {
+    ) -> Result<R, Error> {
         let inner = self.inner;
         let template = self.template;
         let key = template.meta.key;
@@ -268,6 +275,23 @@ impl Call<'_> {
                 }
             };
         let (parts, response_body) = response.into_parts();
+        let (parts, response_body) = if parts.status.is_success() {
+            match R::stream(parts, response_body, read_timeout, key) {
+                Ok(streaming) => {
+                    log::response_head(
+                        inner.log_level,
+                        key,
+                        streaming.status(),
+                        started.elapsed(),
+                        streaming.headers(),
+                    );
+                    return Ok(streaming);
+                }
+                Err(whole) => whole,
+            }
+        } else {
+            (parts, response_body)
+        };
         let over_limit = if parts.status.is_success() {
             OverLimit::Fail
         } else {
@@ -290,7 +314,7 @@ impl Call<'_> {
             &parts.headers,
             &body,
         );
-        Ok(Response::new(parts.status, parts.headers, body))
+        Ok(R::whole(Response::new(parts.status, parts.headers, body)))
     }
 
     fn failed(&self, error: Error, started: Instant) -> Error {
