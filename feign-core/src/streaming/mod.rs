@@ -23,7 +23,8 @@ use crate::Error;
 pub use reader::StreamingReader;
 
 /// An HTTP response whose body is not buffered: status and headers as soon as the head
-/// arrives, then the body as a [`Stream`] of [`Bytes`] chunks (or an [`AsyncRead`] through
+/// arrives, then the body as a [`Stream`] of [`Bytes`] chunks (or a tokio
+/// [`AsyncRead`](tokio::io::AsyncRead) through
 /// [`into_async_read`](StreamingResponse::into_async_read)).
 ///
 /// Declare a method returning `Result<StreamingResponse, Error>` (or
