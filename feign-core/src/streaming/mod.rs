@@ -15,6 +15,7 @@ use futures_util::Stream;
 use http::header::CONTENT_LENGTH;
 use http::{HeaderMap, StatusCode};
 use http_body::Body as _;
+use sync_wrapper::SyncWrapper;
 use tokio::time::{Instant, Sleep};
 
 use crate::client::ResponseBody;
@@ -63,7 +64,8 @@ pub struct StreamingResponse {
 }
 
 enum State {
-    Streaming(ResponseBody),
+    /// The body, reached only through `&mut`, so the response is `Sync` though the body is not.
+    Streaming(SyncWrapper<ResponseBody>),
     /// A body already read whole (a dismissed 404's), handed out as one chunk.
     Buffered(Bytes),
     /// An error to yield before the stream ends (a declared length over the limit).
@@ -79,7 +81,8 @@ impl StreamingResponse {
         body: ResponseBody,
         read_timeout: Duration,
     ) -> StreamingResponse {
-        StreamingResponse::with_state(status, headers, State::Streaming(body), read_timeout)
+        let body = State::Streaming(SyncWrapper::new(body));
+        StreamingResponse::with_state(status, headers, body, read_timeout)
     }
 
     /// A response whose body was already read whole.
@@ -245,7 +248,7 @@ impl Stream for StreamingResponse {
                     _ => return Poll::Ready(None),
                 },
             };
-            match Pin::new(body).poll_frame(cx) {
+            match Pin::new(body.get_mut()).poll_frame(cx) {
                 Poll::Ready(Some(Ok(frame))) => {
                     this.waiting = false;
                     match frame.into_data() {
@@ -371,6 +374,13 @@ mod tests {
             .await
             .unwrap_err()
             .is_too_large());
+    }
+
+    #[test]
+    fn responses_and_readers_can_be_shared_across_threads() {
+        fn send_sync<T: Send + Sync + Unpin>() {}
+        send_sync::<StreamingResponse>();
+        send_sync::<StreamingReader>();
     }
 
     #[tokio::test]
