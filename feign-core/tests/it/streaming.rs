@@ -186,10 +186,10 @@ async fn a_stalled_body_times_out_between_chunks_and_a_slow_one_does_not() {
     assert_eq!(error.kind(), std::io::ErrorKind::TimedOut);
     assert_eq!(read, b"abc");
 
-    // A byte every 100 ms, for longer than the 300 ms read timeout in all: not a stall.
+    // A byte every 50 ms, for longer than the 300 ms read timeout in all: not a stall.
     let trickle = RawServer::trickling(
         b"HTTP/1.1 200 OK\r\nContent-Length: 100000\r\n\r\n",
-        Duration::from_millis(100),
+        Duration::from_millis(50),
     )
     .await;
     let mut response = client(trickle.url()).impatient("slow").await.unwrap();
