@@ -12,9 +12,9 @@ use axum::Router;
 use bytes::Bytes;
 use feign_core::{
     feign_client, AttemptOutcome, CallObserver, ChooseRequest, Chosen, CircuitBreakerConfig, Error,
-    Resolver, Retryer, StreamingResponse,
+    LogLevel, Resolver, Retryer, StreamingResponse,
 };
-use feign_test_support::{quick_retryer, RawServer, Server};
+use feign_test_support::{quick_retryer, Captured, RawServer, Server};
 use futures_util::StreamExt;
 use http::StatusCode;
 use tokio::io::AsyncReadExt;
@@ -400,4 +400,38 @@ async fn the_async_read_adapter_reads_the_whole_body() {
     assert_eq!(all.len(), 1 << 20);
     assert!(all.iter().all(|&b| b == 0));
     assert_eq!(reader.get_ref().bytes_received(), 1 << 20);
+}
+
+#[tokio::test]
+async fn the_head_is_logged_with_secrets_redacted_and_the_body_left_alone() {
+    let (captured, _guard) = Captured::install();
+    let router = Router::new().route(
+        "/files/report",
+        get(|| async {
+            (
+                [("set-cookie", "session=c00k1e"), ("x-visible", "shown")],
+                "body-text",
+            )
+        }),
+    );
+    let server = Server::start(router).await;
+    let files = FilesClient::builder()
+        .url(server.url())
+        .log_level(LogLevel::Full)
+        .build()
+        .unwrap();
+    let response = files.download("report").await.unwrap();
+    let logs = captured.text();
+    assert!(
+        logs.contains("<-- 200") && logs.contains("body streamed"),
+        "{logs}"
+    );
+    assert!(logs.contains("x-visible"), "{logs}");
+    let shown = format!("{logs}\n{response:?}");
+    assert!(!shown.contains("c00k1e"), "a secret leaked: {shown}");
+    assert_eq!(response.bytes().await.unwrap(), "body-text");
+    assert!(
+        !captured.text().contains("body-text"),
+        "the streamed body is not logged"
+    );
 }
