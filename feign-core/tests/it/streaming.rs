@@ -38,6 +38,11 @@ pub(crate) trait Files {
     #[get("/files/{name}")]
     #[options(read_timeout_ms = 300)]
     async fn impatient(&self, #[path] name: &str) -> Result<StreamingResponse, Error>;
+
+    /// The file, streamed, the call bounded by a short total timeout.
+    #[get("/files/{name}")]
+    #[options(total_timeout_ms = 300)]
+    async fn bounded(&self, #[path] name: &str) -> Result<StreamingResponse, Error>;
 }
 
 fn client(url: String) -> FilesClient {
@@ -192,11 +197,25 @@ async fn a_stalled_body_times_out_between_chunks_and_a_slow_one_does_not() {
         Duration::from_millis(50),
     )
     .await;
-    let mut response = client(trickle.url()).impatient("slow").await.unwrap();
+    let files = client(trickle.url());
+    let mut response = files.impatient("slow").await.unwrap();
     let started = Instant::now();
     while started.elapsed() < Duration::from_millis(800) {
         next(&mut response).await.unwrap().unwrap();
     }
+
+    // The total timeout bounds the call until the head, not the reading of the body.
+    let mut response = files.bounded("slow").await.unwrap();
+    let started = Instant::now();
+    while started.elapsed() < Duration::from_millis(800) {
+        next(&mut response).await.unwrap().unwrap();
+    }
+    let hung = RawServer::start_with(|_| Vec::new(), Duration::from_secs(3600)).await;
+    let error = client(hung.url()).bounded("never").await.unwrap_err();
+    assert!(
+        error.is_timeout() && error.to_string().contains("total timeout"),
+        "{error}"
+    );
 }
 
 #[tokio::test]
