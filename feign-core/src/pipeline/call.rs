@@ -129,6 +129,7 @@ impl Call<'_> {
                 Ok(response) if inner.dismiss_404 && response.status() == StatusCode::NOT_FOUND => {
                     return Ok(Some(response))
                 }
+                // A non-2xx is always read whole; were one streaming, it goes back as is.
                 Ok(response) => match response.into_whole() {
                     Ok(response) => inner.error_decoder.decode(key, response),
                     Err(streaming) => return Ok(Some(streaming)),
