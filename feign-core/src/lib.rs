@@ -57,7 +57,7 @@
 //! | Encode the body | [`Encoder`] | [`JsonEncoder`]; also [`FormEncoder`] | [`encoder`](Builder::encoder) |
 //! | Send | [`Client`] | [`ReqwestClient`] (rustls, no redirects); any tower service via [`TowerClient`] | [`client`](Builder::client), [`tower_client`](Builder::tower_client) |
 //! | See each attempt's response | [`ResponseInterceptor`] | none | [`response_interceptor`](Builder::response_interceptor) |
-//! | Decode 2xx | [`Decoder`] | [`JsonDecoder`]; `()`, `String`, `Bytes`, [`Response`] built in | [`decoder`](Builder::decoder) |
+//! | Decode 2xx | [`Decoder`] | [`JsonDecoder`]; `()`, `String`, `Bytes`, [`Response`], [`ResponseEntity`], [`StreamingResponse`] built in | [`decoder`](Builder::decoder) |
 //! | Decode other statuses | [`ErrorDecoder`] | [`DefaultErrorDecoder`] (status, headers, 8 KiB of body, `Retry-After`) | [`error_decoder`](Builder::error_decoder) |
 //! | Retry | [`RetryPolicy`] | [`Retryer::default`] (100 ms ×1.5 to 1 s, 5 attempts, full jitter, idempotent calls only) | [`retryer`](Builder::retryer) |
 //! | Guard the whole call (off by default) | [`FailureClassifier`], [`FallbackFactory`] | no circuit breaker, no bulkhead, no fallback; when on, Resilience4j's defaults (see [`resilience`]) | [`circuit_breaker`](Builder::circuit_breaker), [`bulkhead`](Builder::bulkhead), [`failure_classifier`](Builder::failure_classifier), [`fallback`](Builder::fallback), [`fallback_factory`](Builder::fallback_factory); `fallback = ..` / `fallback_factory = ..` in `#[feign_client]` |
@@ -232,6 +232,7 @@ pub mod clock;
 mod codec;
 mod compression;
 mod cow_map;
+mod entity;
 mod error;
 mod escape;
 mod interceptor;
@@ -244,6 +245,7 @@ pub mod resilience;
 mod resolve;
 mod response;
 mod retry;
+mod streaming;
 mod sync;
 
 #[doc(hidden)]
@@ -266,6 +268,7 @@ pub use codec::{
     JsonDecoder, JsonEncoder,
 };
 pub use compression::{RequestCompression, DEFAULT_MIN_REQUEST_SIZE};
+pub use entity::ResponseEntity;
 pub use error::{BoxError, Error};
 pub use interceptor::{
     interceptor_fn, token_provider_fn, AccessToken, BasicAuth, BearerAuth, DefaultHeaders,
@@ -286,6 +289,7 @@ pub use resilience::{
 pub use resolve::{AttemptOutcome, CallObserver, ChooseRequest, Chosen, InstanceHandle, Resolver};
 pub use response::Response;
 pub use retry::{retry_fn, FnRetryPolicy, RetryContext, RetryDecision, RetryPolicy, Retryer};
+pub use streaming::{StreamingReader, StreamingResponse};
 
 /// Spring-style configuration (feature `config`): the [`feign_config`] crate, whose
 /// `Config` [`Builder::config`] reads.

@@ -68,6 +68,26 @@ pub(crate) fn response(
     }
 }
 
+/// A response whose body is left streaming: only its head is logged, when it arrives.
+pub(crate) fn response_head(
+    level: LogLevel,
+    key: &str,
+    status: StatusCode,
+    elapsed: Duration,
+    headers: &HeaderMap,
+) {
+    match level {
+        LogLevel::None => {}
+        LogLevel::Basic => {
+            tracing::debug!(target: "feign_core", method_key = key, "<-- {status} ({elapsed:?}, body streamed)");
+        }
+        LogLevel::Headers | LogLevel::Full => tracing::debug!(
+            target: "feign_core", method_key = key, headers = ?redact::headers(headers),
+            "<-- {status} ({elapsed:?}, body streamed)"
+        ),
+    }
+}
+
 pub(crate) fn failure(level: LogLevel, key: &str, error: &crate::Error, elapsed: Duration) {
     if level != LogLevel::None {
         tracing::debug!(target: "feign_core", method_key = key, "<-- error after {elapsed:?}: {error}");

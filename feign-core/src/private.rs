@@ -93,6 +93,10 @@
 //! `Response` → `decode_response`; `Option<X>` → `self.core.execute_optional(req)` (404 → `None`)
 //! followed by the same choice for `X` applied inside `Some` via the `*_optional` functions;
 //! anything else → `decode::<T>` through the client's Decoder. `E` is any `From<feign_core::Error>`.
+//! `StreamingResponse` → `self.core.execute_streaming(req)` (or `execute_streaming_optional`)
+//! then `decode_streaming` (or `decode_streaming_optional`). `ResponseEntity<X>` →
+//! `decode_entity_unit`, `decode_entity_string`, `decode_entity_bytes` or `decode_entity::<X>`
+//! by `X` as above (each with its `_optional`).
 
 pub use async_trait::async_trait;
 pub use std::sync::Arc;
@@ -103,7 +107,7 @@ pub use crate::pipeline::{Core, HeaderMapArg, HeaderPart, RequestArgs};
 use bytes::Bytes;
 use serde::de::DeserializeOwned;
 
-use crate::{Builder, Error, Response};
+use crate::{Builder, Error, Response, ResponseEntity, StreamingResponse};
 
 /// Built clients are made from a [`Core`] by the generated `from_core`.
 pub trait FromCore: Sized {
@@ -219,4 +223,111 @@ pub fn decode_response_optional(
     res: Result<Option<Response>, Error>,
 ) -> Result<Option<Response>, Error> {
     res
+}
+
+/// `StreamingResponse`: the 2xx head, its body still streaming.
+pub fn decode_streaming(
+    _core: &Core,
+    _meta: &'static MethodMeta,
+    res: Result<StreamingResponse, Error>,
+) -> Result<StreamingResponse, Error> {
+    res
+}
+
+/// `Option<StreamingResponse>`.
+pub fn decode_streaming_optional(
+    _core: &Core,
+    _meta: &'static MethodMeta,
+    res: Result<Option<StreamingResponse>, Error>,
+) -> Result<Option<StreamingResponse>, Error> {
+    res
+}
+
+/// `ResponseEntity<T>`: the body through the client's Decoder, with status and headers.
+pub fn decode_entity<T: DeserializeOwned>(
+    core: &Core,
+    meta: &'static MethodMeta,
+    res: Result<Response, Error>,
+) -> Result<ResponseEntity<T>, Error> {
+    res.and_then(|r| core.decode_entity(meta, r))
+}
+
+/// `Option<ResponseEntity<T>>`.
+pub fn decode_entity_optional<T: DeserializeOwned>(
+    core: &Core,
+    meta: &'static MethodMeta,
+    res: Result<Option<Response>, Error>,
+) -> Result<Option<ResponseEntity<T>>, Error> {
+    res.and_then(|r| r.map(|r| core.decode_entity(meta, r)).transpose())
+}
+
+/// The entity of `response` with its body made by `body`.
+fn entity<T>(
+    response: Response,
+    body: impl FnOnce(Bytes) -> Result<T, Error>,
+) -> Result<ResponseEntity<T>, Error> {
+    let (status, headers, bytes) = response.into_parts();
+    Ok(ResponseEntity::new(status, headers, body(bytes)?))
+}
+
+/// `ResponseEntity<()>`: status and headers, the body dropped.
+pub fn decode_entity_unit(
+    _core: &Core,
+    _meta: &'static MethodMeta,
+    res: Result<Response, Error>,
+) -> Result<ResponseEntity<()>, Error> {
+    res.and_then(|r| entity(r, drop_body))
+}
+
+/// `Option<ResponseEntity<()>>`.
+pub fn decode_entity_unit_optional(
+    _core: &Core,
+    _meta: &'static MethodMeta,
+    res: Result<Option<Response>, Error>,
+) -> Result<Option<ResponseEntity<()>>, Error> {
+    res.and_then(|r| r.map(|r| entity(r, drop_body)).transpose())
+}
+
+fn drop_body(_: Bytes) -> Result<(), Error> {
+    Ok(())
+}
+
+/// `ResponseEntity<String>`: the body as UTF-8; invalid UTF-8 is a decode error.
+pub fn decode_entity_string(
+    _core: &Core,
+    meta: &'static MethodMeta,
+    res: Result<Response, Error>,
+) -> Result<ResponseEntity<String>, Error> {
+    res.and_then(|r| entity(r, |body| utf8(meta, body)))
+}
+
+/// `Option<ResponseEntity<String>>`.
+pub fn decode_entity_string_optional(
+    _core: &Core,
+    meta: &'static MethodMeta,
+    res: Result<Option<Response>, Error>,
+) -> Result<Option<ResponseEntity<String>>, Error> {
+    res.and_then(|r| r.map(|r| entity(r, |body| utf8(meta, body))).transpose())
+}
+
+fn utf8(meta: &'static MethodMeta, body: Bytes) -> Result<String, Error> {
+    String::from_utf8(Vec::from(body)).map_err(|e| Error::decode(e).with_method_key(meta.key))
+}
+
+/// `ResponseEntity<Bytes>`: the raw body.
+pub fn decode_entity_bytes(
+    _core: &Core,
+    _meta: &'static MethodMeta,
+    res: Result<Response, Error>,
+) -> Result<ResponseEntity<Bytes>, Error> {
+    res.and_then(|r| entity(r, Ok))
+}
+
+/// `Option<ResponseEntity<Bytes>>`.
+pub fn decode_entity_bytes_optional(
+    _core: &Core,
+    _meta: &'static MethodMeta,
+    res: Result<Option<Response>, Error>,
+) -> Result<Option<ResponseEntity<Bytes>>, Error> {
+    res.and_then(|r| r.map(|r| entity(r, Ok)).transpose())
 }

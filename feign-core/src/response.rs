@@ -8,7 +8,9 @@ use http::{HeaderMap, StatusCode};
 /// An HTTP response whose body has been read in full, within the client's size limit.
 ///
 /// Declare a method returning `Result<Response, Error>` to get it as is; decoders and error
-/// decoders see it too.
+/// decoders see it too. For a body read as it arrives, without the size limit, return a
+/// [`StreamingResponse`](crate::StreamingResponse); for a decoded body with its status and
+/// headers, a [`ResponseEntity<T>`](crate::ResponseEntity).
 #[derive(Clone)]
 pub struct Response {
     status: StatusCode,

@@ -9,8 +9,15 @@
 use std::collections::BTreeMap;
 use std::sync::OnceLock;
 
-use feign_core::Retryer;
-use feign_test_support::{closed_port_url, orders_server, quick_retryer, OrderClient};
+use std::time::Duration;
+
+use axum::body::Body;
+use axum::routing::get;
+use axum::Router;
+use bytes::Bytes;
+use feign_core::{feign_client, Error, Retryer, StreamingResponse};
+use feign_test_support::{closed_port_url, orders_server, quick_retryer, OrderClient, Server};
+use futures_util::StreamExt;
 use metrics_util::debugging::{DebugValue, DebuggingRecorder, Snapshotter};
 
 /// Held by each test: a snapshot drains every series, so tests must not read each other's.
@@ -136,4 +143,65 @@ async fn a_failure_without_response_is_unknown_with_its_error_type() {
     assert_eq!(seen.get("error.type").unwrap(), "connect");
     assert_eq!(seen.get("http.request.method").unwrap(), "DELETE");
     assert!(!seen.contains_key("http.response.status_code"), "{seen:?}");
+}
+
+/// Generates `FilesClient`.
+#[feign_client("files")]
+trait Files {
+    /// A body whose second half comes a second after its first.
+    #[get("/files/slow")]
+    async fn slow(&self) -> Result<StreamingResponse, Error>;
+}
+
+#[tokio::test]
+async fn a_streamed_call_is_timed_to_its_head() {
+    let _exclusive = EXCLUSIVE.lock().await;
+    snapshotter();
+    let hold = Duration::from_secs(1);
+    let router = Router::new().route(
+        "/files/slow",
+        get(move || async move {
+            let chunks = futures_util::stream::unfold(0, move |step| async move {
+                if step == 1 {
+                    tokio::time::sleep(hold).await;
+                }
+                (step < 2).then(|| {
+                    (
+                        Ok::<_, std::io::Error>(Bytes::from_static(b"half")),
+                        step + 1,
+                    )
+                })
+            });
+            Body::from_stream(chunks)
+        }),
+    );
+    let server = Server::start(router).await;
+    let files = FilesClient::builder().url(server.url()).build().unwrap();
+    let mut response = files.slow().await.unwrap();
+    let key = "Files#slow";
+    let durations = series("http.client.request.duration", key);
+    assert_eq!(durations.len(), 1, "recorded at the head: {durations:?}");
+    let (seen, value) = &durations[0];
+    assert_eq!(seen.get("http.response.status_code").unwrap(), "200");
+    match value {
+        DebugValue::Histogram(values) => {
+            assert!(
+                values.iter().all(|v| v.0 < hold.as_secs_f64()),
+                "{values:?}"
+            );
+        }
+        other => panic!("not a histogram: {other:?}"),
+    }
+    let mut body = Vec::new();
+    while let Some(chunk) = response.next().await {
+        body.extend_from_slice(&chunk.unwrap());
+    }
+    assert_eq!(body, b"halfhalf");
+    let after = series("http.client.request.duration", key);
+    assert!(
+        after
+            .iter()
+            .all(|(_, value)| matches!(value, DebugValue::Histogram(v) if v.is_empty())),
+        "reading the body records nothing more: {after:?}"
+    );
 }

@@ -11,7 +11,7 @@ use crate::attr::{self, FallbackArg};
 use crate::ctxt::Ctxt;
 use crate::header::Piece;
 use crate::template::Part;
-use crate::ty::{self, Decode, Shape};
+use crate::ty::{self, Body, Decode, Shape};
 use crate::valid;
 
 /// Expands `#[feign_client(args)] trait ...`, or returns every mistake found.
@@ -270,10 +270,11 @@ fn method_impl(
         }
         ReturnType::Default => (false, Decode::Unit, syn::parse_quote!(())),
     };
-    let execute = if optional {
-        quote!(execute_optional)
-    } else {
-        quote!(execute)
+    let execute = match (decode, optional) {
+        (Decode::Streaming, false) => quote!(execute_streaming),
+        (Decode::Streaming, true) => quote!(execute_streaming_optional),
+        (_, true) => quote!(execute_optional),
+        (_, false) => quote!(execute),
     };
     let decoded = decode_call(krate, optional, decode, &ok);
     let result = if fallback {
@@ -354,8 +355,35 @@ fn decode_call(krate: &TokenStream, optional: bool, decode: Decode, ok: &Type) -
         (Decode::Bytes, true) => "decode_bytes_optional",
         (Decode::Response, false) => "decode_response",
         (Decode::Response, true) => "decode_response_optional",
+        (Decode::Streaming, false) => "decode_streaming",
+        (Decode::Streaming, true) => "decode_streaming_optional",
+        (Decode::Entity(body), optional) => return entity_call(krate, optional, body, ok),
     };
     let function = format_ident!("{}", function);
+    quote!(#krate::__private::#function)
+}
+
+/// The decoding of a `ResponseEntity<T>`: `T` as it would be decoded alone.
+fn entity_call(krate: &TokenStream, optional: bool, body: Body, ok: &Type) -> TokenStream {
+    let function = match body {
+        Body::Unit => "decode_entity_unit",
+        Body::String => "decode_entity_string",
+        Body::Bytes => "decode_entity_bytes",
+        Body::Json => {
+            let function = if optional {
+                quote!(decode_entity_optional)
+            } else {
+                quote!(decode_entity)
+            };
+            let inner = ty::entity_body(ok).map_or_else(|| quote!(()), ToTokens::to_token_stream);
+            return quote!(#krate::__private::#function::<#inner>);
+        }
+    };
+    let function = if optional {
+        format_ident!("{}_optional", function)
+    } else {
+        format_ident!("{}", function)
+    };
     quote!(#krate::__private::#function)
 }
 

@@ -60,8 +60,10 @@ use proc_macro::TokenStream;
 ///
 /// A method is `async fn`, takes `&self` and returns `Result<T, E>` where
 /// `E: From<feign_core::Error>`. `T` decides the decoding: `()` drops the body, `String` and
-/// `Bytes` take it as is, `Response` keeps status and headers, `Option<X>` maps 404 to `None`,
-/// anything else goes through the client's Decoder (JSON by default).
+/// `Bytes` take it as is, `Response` keeps status and headers, `ResponseEntity<X>` keeps them
+/// beside the body decoded as `X`, `StreamingResponse` returns at the head and streams the body
+/// unbuffered, `Option<X>` maps 404 to `None`, anything else goes through the client's Decoder
+/// (JSON by default).
 ///
 /// # On a parameter
 ///

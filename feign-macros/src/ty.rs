@@ -23,7 +23,23 @@ pub(crate) enum Decode {
     Bytes,
     Response,
     Json,
+    /// `StreamingResponse`: the body is not read.
+    Streaming,
+    /// `ResponseEntity<T>`: the body decoded as `T` alone would be, with status and headers.
+    Entity(Body),
 }
+
+/// How the body of a `ResponseEntity<T>` is decoded.
+#[derive(Clone, Copy)]
+pub(crate) enum Body {
+    Unit,
+    String,
+    Bytes,
+    Json,
+}
+
+const STREAMING: &str = "StreamingResponse";
+const ENTITY: &str = "ResponseEntity";
 
 /// Removes references and parentheses: `&'a (T)` is `T`.
 pub(crate) fn peel(mut ty: &Type) -> &Type {
@@ -132,9 +148,79 @@ fn decode_inner(ty: &Type) -> Decode {
             "String" => Decode::String,
             "Bytes" => Decode::Bytes,
             "Response" => Decode::Response,
+            STREAMING => Decode::Streaming,
             _ => Decode::Json,
         },
+        Some((name, args)) if name == ENTITY && args.len() == 1 => {
+            Decode::Entity(match decode_inner(args[0]) {
+                Decode::Unit => Body::Unit,
+                Decode::String => Body::String,
+                Decode::Bytes => Body::Bytes,
+                // The others are refused by `misplaced`.
+                _ => Body::Json,
+            })
+        }
         _ => Decode::Json,
+    }
+}
+
+/// The `T` of a `ResponseEntity<T>` (or `Option<ResponseEntity<T>>`).
+pub(crate) fn entity_body(ok: &Type) -> Option<&Type> {
+    match last_segment(ok)? {
+        (name, args) if name == "Option" && args.len() == 1 => entity_body(args[0]),
+        (name, args) if name == ENTITY && args.len() == 1 => Some(args[0]),
+        _ => None,
+    }
+}
+
+/// A part of the return type `Result<ok, E>` that the generated code cannot serve: the type
+/// at fault and why. `StreamingResponse` and `ResponseEntity<T>` stand alone or in an `Option`.
+pub(crate) fn misplaced(ok: &Type) -> Option<(&Type, &'static str)> {
+    let top = match last_segment(ok) {
+        Some((name, args)) if name == "Option" && args.len() == 1 => args[0],
+        _ => ok,
+    };
+    match last_segment(top) {
+        Some((name, args)) if name == STREAMING => (!args.is_empty()).then_some((
+            top,
+            "`StreamingResponse` takes no type argument: it streams the raw body; \
+             for a decoded body with its status and headers return `ResponseEntity<T>`",
+        )),
+        Some((name, args)) if name == ENTITY => {
+            let [body] = args[..] else {
+                return Some((
+                    top,
+                    "`ResponseEntity` takes the body's type: `ResponseEntity<T>`",
+                ));
+            };
+            match decode_inner(body) {
+                Decode::Response | Decode::Streaming | Decode::Entity(_) => Some((
+                    body,
+                    "a `ResponseEntity` holds a decoded body: return `Response` for the raw \
+                     body or `StreamingResponse` to stream it",
+                )),
+                _ => nested(body),
+            }
+        }
+        _ => nested(top),
+    }
+}
+
+/// A `StreamingResponse` or `ResponseEntity` inside another type.
+fn nested(ty: &Type) -> Option<(&Type, &'static str)> {
+    const MESSAGE: &str = "`StreamingResponse` and `ResponseEntity<T>` are returned alone: \
+                           `Result<StreamingResponse, E>` or `Result<Option<StreamingResponse>, E>`";
+    match peel(ty) {
+        Type::Slice(slice) => nested(&slice.elem),
+        Type::Array(array) => nested(&array.elem),
+        Type::Tuple(tuple) => tuple.elems.iter().find_map(nested),
+        peeled => {
+            let (name, args) = last_segment(peeled)?;
+            if name == STREAMING || name == ENTITY {
+                return Some((peeled, MESSAGE));
+            }
+            args.into_iter().find_map(nested)
+        }
     }
 }
 
@@ -194,5 +280,58 @@ mod tests {
             (false, Decode::Response)
         ));
         assert!(result_ok(&ty("Option<u8>")).is_none());
+        assert!(matches!(
+            decode(&ty("Option<feign_core::StreamingResponse>")),
+            (true, Decode::Streaming)
+        ));
+        assert!(matches!(
+            decode(&ty("ResponseEntity<String>")),
+            (false, Decode::Entity(Body::String))
+        ));
+        assert!(matches!(
+            decode(&ty("Option<ResponseEntity<Vec<Order>>>")),
+            (true, Decode::Entity(Body::Json))
+        ));
+        let maybe = ty("Option<ResponseEntity<Vec<Order>>>");
+        let body = entity_body(&maybe).unwrap();
+        assert!(matches!(last_segment(body), Some((name, _)) if name == "Vec"));
+    }
+
+    #[test]
+    fn refuses_streams_and_entities_where_they_cannot_be_served() {
+        for fine in [
+            "StreamingResponse",
+            "Option<StreamingResponse>",
+            "ResponseEntity<Order>",
+            "Option<ResponseEntity<()>>",
+            "ResponseEntity<Option<Order>>",
+            "Vec<Order>",
+        ] {
+            assert!(misplaced(&ty(fine)).is_none(), "{fine}");
+        }
+        for (wrong, at) in [
+            ("StreamingResponse<Order>", "StreamingResponse<Order>"),
+            ("Option<StreamingResponse<u8>>", "StreamingResponse<u8>"),
+            ("ResponseEntity", "ResponseEntity"),
+            ("ResponseEntity<StreamingResponse>", "StreamingResponse"),
+            ("ResponseEntity<Response>", "Response"),
+            (
+                "ResponseEntity<Vec<StreamingResponse>>",
+                "StreamingResponse",
+            ),
+            ("Vec<StreamingResponse>", "StreamingResponse"),
+            (
+                "Option<Option<ResponseEntity<Order>>>",
+                "ResponseEntity<Order>",
+            ),
+            ("(StreamingResponse, u8)", "StreamingResponse"),
+        ] {
+            let written = ty(wrong);
+            let (fault, _) = misplaced(&written).unwrap_or_else(|| panic!("{wrong} accepted"));
+            let fault = quote::ToTokens::to_token_stream(fault)
+                .to_string()
+                .replace(' ', "");
+            assert_eq!(fault, at, "{wrong}");
+        }
     }
 }

@@ -144,7 +144,11 @@ fn check_method(cx: &Ctxt, method: &Method<'_>) {
             ty,
             "unsupported return type: expected `Result<T, E>` where `E: From<feign_core::Error>`",
         ),
-        ReturnType::Type(..) => {}
+        ReturnType::Type(_, ty) => {
+            if let Some((fault, message)) = ty::result_ok(ty).and_then(ty::misplaced) {
+                cx.error_spanned_by(fault, message);
+            }
+        }
     }
     if !sig.generics.params.is_empty() {
         cx.error_spanned_by(

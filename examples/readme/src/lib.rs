@@ -101,6 +101,40 @@ let shared: Arc<dyn OrderService> = Arc::new(orders); // object safe; futures ar
     Ok(())
 }
 
+/// "Streaming and typed responses".
+#[rustfmt::skip]
+#[allow(unused_variables, unreachable_pub)]
+pub async fn streaming() -> Outcome {
+    use tokio::io::AsyncWriteExt;
+
+    let files = FilesClient::builder().build()?;
+    let mut out = tokio::io::sink();
+
+use feign_core::{feign_client, Error, ResponseEntity, StreamingResponse};
+use futures_util::StreamExt;
+
+#[feign_client("files", url = "http://127.0.0.1:8080")]
+pub trait Files {
+    #[get("/files/{name}")]
+    async fn download(&self, #[path] name: &str) -> Result<StreamingResponse, Error>;
+
+    #[get("/orders/{id}")]
+    async fn order(&self, #[path] id: u64) -> Result<ResponseEntity<Order>, Error>;
+}
+
+let mut file = files.download("report.csv").await?;   // returns when the head arrives
+println!("{} {:?}", file.status(), file.content_length());
+while let Some(chunk) = file.next().await {            // Stream<Item = Result<Bytes, Error>>
+    out.write_all(&chunk?).await?;
+}
+// or: tokio::io::copy(&mut files.download("x").await?.into_async_read(), &mut out).await?;
+
+let order = files.order(42).await?;                    // Spring's ResponseEntity<T>
+let etag = order.headers().get("etag");
+let order: Order = order.into_body();
+    Ok(())
+}
+
 /// "Circuit breaker, bulkhead, fallback".
 #[rustfmt::skip]
 #[allow(unused_variables, unused_mut, dead_code, unreachable_pub)]

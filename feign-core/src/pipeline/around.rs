@@ -100,7 +100,13 @@ impl Service<CallRequest> for CallService {
                 .ok_or_else(|| Error::request("the client was dropped"))?;
             let observation = request.observation.clone();
             let optional = request.optional;
-            super::call::send_call(&inner, request.into_template(), optional, &observation).await
+            super::call::send_call::<Response>(
+                &inner,
+                request.into_template(),
+                optional,
+                &observation,
+            )
+            .await
         })
     }
 }

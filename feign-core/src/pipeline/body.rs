@@ -23,7 +23,8 @@ pub(crate) enum OverLimit {
     Truncate,
 }
 
-fn too_large(limit: usize) -> Error {
+/// The error of a body over `limit` bytes.
+pub(crate) fn too_large(limit: impl std::fmt::Display) -> Error {
     Error::new(
         Kind::BodyTooLarge,
         format!("response body over the {limit}-byte limit"),

@@ -12,6 +12,7 @@ use super::around::{AroundService, CallRequest};
 use super::body::{self, OverLimit};
 use super::headers::check_headers;
 use super::observe::{AttemptGuard, CallObservation};
+use super::receive::Receive;
 use super::{CoreInner, Target};
 use crate::client::SendOptions;
 use crate::interceptor::{RequestTemplate, ResponseContext};
@@ -24,21 +25,23 @@ use crate::{log, CallInfo, Error, Response};
 const IDEMPOTENCY_KEY: HeaderName = HeaderName::from_static("idempotency-key");
 
 /// Runs a call; `Ok(None)` is a 404 when `optional`. `observation` hears of its attempts.
-pub(super) async fn run(
+/// `R` says whether a 2xx body is read whole or left streaming.
+pub(super) async fn run<R: Receive>(
     inner: &CoreInner,
     args: RequestArgs,
     optional: bool,
     observation: &CallObservation,
-) -> Result<Option<Response>, Error> {
+) -> Result<Option<R>, Error> {
     let template = intercepted(inner, args).await?;
     let key = template.meta.key;
     // Boxed: the attempts' state (the transport's future among it) is allocated once rather
     // than carried in, and moved with, every caller's future.
-    let result = Box::pin(send_call(inner, template, optional, observation)).await;
+    let result = Box::pin(send_call::<R>(inner, template, optional, observation)).await;
     answer(inner, result, optional, key)
 }
 
-/// [`run`] for a client with layers around the call: they get the intercepted request.
+/// [`run`] for a client with layers around the call: they get the intercepted request and
+/// answer a [`Response`] read whole, so a streaming method's body is read within the cap.
 pub(super) async fn run_around(
     inner: &CoreInner,
     service: AroundService,
@@ -74,12 +77,12 @@ async fn intercepted(inner: &CoreInner, args: RequestArgs) -> Result<RequestTemp
 /// What the call returns for a response: `None` for a 404 an `Option` method takes as an
 /// answer. A layer may answer any status itself; one the pipeline would not have returned
 /// goes to the error decoder here.
-fn answer(
+fn answer<R: Receive>(
     inner: &CoreInner,
-    result: Result<Response, Error>,
+    result: Result<R, Error>,
     optional: bool,
     key: &'static str,
-) -> Result<Option<Response>, Error> {
+) -> Result<Option<R>, Error> {
     let response = result?;
     let status = response.status();
     if status.is_success() {
@@ -89,22 +92,25 @@ fn answer(
     } else if status == StatusCode::NOT_FOUND && inner.dismiss_404 {
         Ok(Some(response))
     } else {
-        Err(inner
-            .error_decoder
-            .decode(key, response)
-            .with_method_key(key))
+        match response.into_whole() {
+            Ok(response) => Err(inner
+                .error_decoder
+                .decode(key, response)
+                .with_method_key(key)),
+            Err(streaming) => Ok(Some(streaming)),
+        }
     }
 }
 
 /// The call from the checked request on: headers and limits checked, the body compressed,
 /// every attempt within the total timeout. Returns a 2xx, or a 404 the method takes as an
 /// answer; any other status is the error decoder's error.
-pub(super) async fn send_call(
+pub(super) async fn send_call<R: Receive>(
     inner: &CoreInner,
     mut template: RequestTemplate,
     optional: bool,
     observation: &CallObservation,
-) -> Result<Response, Error> {
+) -> Result<R, Error> {
     let meta = template.meta;
     let checked = check_headers(&template.headers)
         .and_then(|()| check_limits(inner, &template))
@@ -190,7 +196,7 @@ impl Call<'_> {
         call.with_idempotent(by_method || template.headers.contains_key(IDEMPOTENCY_KEY))
     }
 
-    async fn attempts(&self, deadline: Option<Instant>) -> Result<Response, Error> {
+    async fn attempts<R: Receive>(&self, deadline: Option<Instant>) -> Result<R, Error> {
         let inner = self.inner;
         let key = self.template.meta.key;
         let call = self.info();
@@ -201,12 +207,18 @@ impl Call<'_> {
         let mut attempt = 1u32;
         loop {
             let (result, url) = self
-                .attempt(call, attempt, &mut tried, same_instance.take())
+                .attempt::<R>(call, attempt, &mut tried, same_instance.take())
                 .await;
             let result = match result {
-                // Boxed: calls without response interceptors do not carry its state.
+                // Boxed: calls without response interceptors do not carry its state. A body
+                // left streaming is not in memory for them to see.
                 Ok(response) if !inner.response_interceptors.is_empty() => {
-                    Box::pin(self.intercept_response(response, attempt)).await
+                    match response.into_whole() {
+                        Ok(whole) => Box::pin(self.intercept_response(whole, attempt))
+                            .await
+                            .map(R::whole),
+                        Err(streaming) => Ok(streaming),
+                    }
                 }
                 other => other,
             };
@@ -218,7 +230,11 @@ impl Call<'_> {
                 {
                     return Ok(response)
                 }
-                Ok(response) => inner.error_decoder.decode(key, response),
+                // A non-2xx is always read whole; were one streaming, it goes back as is.
+                Ok(response) => match response.into_whole() {
+                    Ok(response) => inner.error_decoder.decode(key, response),
+                    Err(streaming) => return Ok(streaming),
+                },
                 Err(error) => error,
             };
             let mut error = error.with_method_key(key);
@@ -271,13 +287,13 @@ impl Call<'_> {
     }
 
     /// One attempt; returns the URL it went to when one was chosen.
-    async fn attempt(
+    async fn attempt<R: Receive>(
         &self,
         call: CallInfo<'_>,
         attempt: u32,
         tried: &mut Tried,
         same_instance: Option<Arc<str>>,
-    ) -> (Result<Response, Error>, Option<http::Uri>) {
+    ) -> (Result<R, Error>, Option<http::Uri>) {
         let template = self.template;
         let (url, authorization, guard) = match &self.inner.target {
             Target::Fixed {
@@ -315,7 +331,7 @@ impl Call<'_> {
                     Target::Resolver(_) => tried.last().map(|id| &**id),
                 };
                 self.observation.on_attempt(attempt, instance, &uri);
-                (self.send(uri.clone(), authorization).await, Some(uri))
+                (self.send::<R>(uri.clone(), authorization).await, Some(uri))
             }
             Err(e) => (
                 Err(Error::request("invalid request url").with_source(e)),
@@ -332,11 +348,13 @@ impl Call<'_> {
         (result, uri)
     }
 
-    async fn send(
+    /// Sends one attempt; a 2xx body is read whole or left streaming as `R` wants, any other
+    /// is read whole (within the cap, of which the ErrorDecoder sees a preview).
+    async fn send<R: Receive>(
         &self,
         uri: http::Uri,
         authorization: Option<HeaderValue>,
-    ) -> Result<Response, Error> {
+    ) -> Result<R, Error> {
         let inner = self.inner;
         let template = self.template;
         let key = template.meta.key;
@@ -375,6 +393,23 @@ impl Call<'_> {
                 }
             };
         let (parts, response_body) = response.into_parts();
+        let (parts, response_body) = if parts.status.is_success() {
+            match R::stream(parts, response_body, read_timeout, key) {
+                Ok(streaming) => {
+                    log::response_head(
+                        inner.log_level,
+                        key,
+                        streaming.status(),
+                        started.elapsed(),
+                        streaming.headers(),
+                    );
+                    return Ok(streaming);
+                }
+                Err(whole) => whole,
+            }
+        } else {
+            (parts, response_body)
+        };
         let over_limit = if parts.status.is_success() {
             OverLimit::Fail
         } else {
@@ -409,7 +444,7 @@ impl Call<'_> {
             &headers,
             &body,
         );
-        Ok(Response::new(parts.status, headers, body))
+        Ok(R::whole(Response::new(parts.status, headers, body)))
     }
 
     fn failed(&self, error: Error, started: Instant) -> Error {

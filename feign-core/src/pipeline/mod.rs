@@ -8,6 +8,7 @@ mod headers;
 
 mod metrics;
 mod observe;
+mod receive;
 mod span;
 mod validate;
 
@@ -25,11 +26,13 @@ use crate::options::{LogLevel, Options};
 use crate::resilience::Resilience;
 use crate::resolve::Resolver;
 use crate::retry::RetryPolicy;
-use crate::{Error, Response};
+use crate::{Error, Response, ResponseEntity, StreamingResponse};
+use receive::Receive;
 
 pub use args::{HeaderMapArg, HeaderPart, RequestArgs};
 pub use around::CallRequest;
 pub(crate) use around::{wrap, Wrap};
+pub(crate) use body::too_large;
 pub(crate) use validate::{header_name, is_clean_header_value, is_forbidden_header};
 
 /// Runs a call in its span and records its metrics. A macro rather than an `async fn`: another
@@ -70,7 +73,8 @@ macro_rules! observed_run {
                     tracing::Instrument::instrument(run, observation.span().clone()).await
                 };
                 observation.finish(&result);
-                result
+                // Layers answer a response read whole; a streaming method gets it as one chunk.
+                result.map(|response| response.map(receive::Receive::whole))
             }
         }
     }};
@@ -186,8 +190,43 @@ impl Core {
         }
     }
 
+    /// Runs the call, leaving a 2xx body streaming: the call ends, for metrics, the breaker
+    /// and the balancer, when the head arrives. A non-2xx becomes the ErrorDecoder's error.
+    pub async fn execute_streaming(&self, args: RequestArgs) -> Result<StreamingResponse, Error> {
+        let key = args.meta.key;
+        match self.streaming(args, false).await {
+            Ok(Some(response)) => Ok(response),
+            Ok(None) => Err(Error::request("response unexpectedly dismissed").with_method_key(key)),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Runs the call as [`execute_streaming`](Core::execute_streaming), mapping a 404 to `None`.
+    pub async fn execute_streaming_optional(
+        &self,
+        args: RequestArgs,
+    ) -> Result<Option<StreamingResponse>, Error> {
+        self.streaming(args, true).await
+    }
+
+    async fn streaming(
+        &self,
+        args: RequestArgs,
+        optional: bool,
+    ) -> Result<Option<StreamingResponse>, Error> {
+        if self.inner.resilience.guards_calls() {
+            self.guarded(args, optional).await
+        } else {
+            observed_run!(self, args, optional)
+        }
+    }
+
     /// The call, in its span and metrics, inside the client's circuit breaker and bulkhead.
-    async fn guarded(&self, args: RequestArgs, optional: bool) -> Result<Option<Response>, Error> {
+    async fn guarded<R: Receive>(
+        &self,
+        args: RequestArgs,
+        optional: bool,
+    ) -> Result<Option<R>, Error> {
         let meta = args.meta;
         self.inner
             .resilience
@@ -215,6 +254,25 @@ impl Core {
         meta: &'static MethodMeta,
         response: Response,
     ) -> Result<T, Error> {
+        self.decode_ref(meta, &response)
+    }
+
+    /// Decodes a 2xx body into `T`, keeping its status and headers beside it.
+    pub fn decode_entity<T: DeserializeOwned>(
+        &self,
+        meta: &'static MethodMeta,
+        response: Response,
+    ) -> Result<ResponseEntity<T>, Error> {
+        let body = self.decode_ref(meta, &response)?;
+        let (status, headers, _) = response.into_parts();
+        Ok(ResponseEntity::new(status, headers, body))
+    }
+
+    fn decode_ref<T: DeserializeOwned>(
+        &self,
+        meta: &'static MethodMeta,
+        response: &Response,
+    ) -> Result<T, Error> {
         let result = match &self.inner.decoder {
             // Only a dismissed 404 gets here: the JSON decoder reads its empty body as `null`,
             // OpenFeign's "empty value" of the type (`None`, `Value::Null`, or a decode error).
@@ -223,8 +281,8 @@ impl Core {
             {
                 serde_json::from_slice(b"null").map_err(Error::decode)
             }
-            None => crate::codec::decode_json(&response),
-            Some(decoder) => crate::codec::decode_erased(&**decoder, &response),
+            None => crate::codec::decode_json(response),
+            Some(decoder) => crate::codec::decode_erased(&**decoder, response),
         };
         result.map_err(|e| e.with_method_key(meta.key))
     }

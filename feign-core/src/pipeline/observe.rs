@@ -9,11 +9,12 @@ use tracing::Span;
 
 use super::headers::static_headers;
 use super::metrics::{Ending, MethodMetrics};
+use super::receive::Receive;
 use super::span::{self, RouteCallsite};
 use crate::cow_map::{CopyOnWriteMap, QuickHash};
 use crate::meta::{ClientMeta, MethodMeta};
 use crate::resolve::{AttemptOutcome, Chosen};
-use crate::{Error, Response};
+use crate::Error;
 
 /// Reports how an attempt ended to its chosen instance's observer, exactly once: through
 /// [`AttemptGuard::finish`], or as `Discarded` when dropped unfinished. The clock is read only
@@ -171,7 +172,7 @@ impl CallObservation {
     }
 
     /// The call ended with `result`: records the status or error on the span and the duration.
-    pub(crate) fn finish(&self, result: &Result<Option<Response>, Error>) {
+    pub(crate) fn finish<R: Receive>(&self, result: &Result<Option<R>, Error>) {
         let (status, error_kind) = match result {
             Ok(Some(response)) => (response.status().as_u16(), None),
             Ok(None) => (StatusCode::NOT_FOUND.as_u16(), None),

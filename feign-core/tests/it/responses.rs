@@ -23,7 +23,7 @@ fn client_for(url: String) -> OrderClient {
 }
 
 /// A body of `total` zero bytes streamed in 64 KiB chunks, without a Content-Length.
-fn zeros(total: usize) -> Body {
+pub(crate) fn zeros(total: usize) -> Body {
     let chunks = (0..total / 65536).map(|_| Ok::<_, std::io::Error>(Bytes::from(vec![0u8; 65536])));
     Body::from_stream(futures_util::stream::iter(chunks))
 }
