@@ -127,6 +127,10 @@ impl<C> Builder<C> {
     /// the method takes as an answer), else to the error decoder. Beside it,
     /// [`tower_client`](Builder::tower_client) layers one attempt's transport.
     ///
+    /// Layers answer a [`Response`](crate::Response) read whole, so under layers a method
+    /// returning [`StreamingResponse`](crate::StreamingResponse) gets its body read within the
+    /// response cap and handed over as one chunk.
+    ///
     /// A layer whose errors are `BoxError` (tower's `Timeout`, `Buffer`) fits under a
     /// `map_err` back to [`Error`]; tower's `RateLimit`, which is not `Clone`, behind a
     /// `Buffer` as well (built with the client, so `build()` then runs inside the runtime):

@@ -13,7 +13,9 @@ use crate::{Error, Response};
 /// Interceptors run in registration order, once per attempt that got a response, after the
 /// body is read and the load balancer has recorded the attempt's status, and before the
 /// status sends the response to the decoder (2xx) or the error decoder. So an interceptor may
-/// turn a 503 into a 200 or a 200 into an error.
+/// turn a 503 into a 200 or a 200 into an error. A 2xx body a
+/// [`StreamingResponse`](crate::StreamingResponse) method leaves streaming is not in memory:
+/// interceptors do not see those responses (they see every other, non-2xx included).
 ///
 /// The future is boxed (through `async_trait`) so the trait stays object-safe and clients can
 /// hold a list of `Arc<dyn ResponseInterceptor>`. For synchronous logic use

@@ -530,3 +530,57 @@ async fn every_route_a_header_takes_is_checked_before_anything_is_sent() {
     assert_eq!(client.item(1).await.unwrap(), "item-1");
     assert_eq!(server.recorded()[0].headers["x-clean"], "yes");
 }
+
+#[feign_client("files")]
+trait Files {
+    #[get("/items/{id}")]
+    async fn download(&self, #[path] id: u32) -> Result<feign_core::StreamingResponse, Error>;
+}
+
+#[tokio::test]
+async fn a_streaming_method_under_a_layer_is_limited_and_gets_its_body_whole() {
+    let (server, most) = slow_server(Duration::from_millis(50)).await;
+    let client = FilesClient::builder()
+        .url(server.url())
+        .retryer(Retryer::never())
+        .layer(tower::limit::ConcurrencyLimitLayer::new(1))
+        .build()
+        .unwrap();
+    let calls: Vec<_> = (1..=3)
+        .map(|id| {
+            let client = client.clone();
+            tokio::spawn(async move { client.download(id).await?.bytes().await })
+        })
+        .collect();
+    for (id, call) in (1..=3).zip(calls) {
+        let body = call.await.expect("the call's task").unwrap();
+        assert_eq!(body, format!("item-{id}"));
+    }
+    assert_eq!(
+        most.load(Ordering::SeqCst),
+        1,
+        "the layer held for streaming calls"
+    );
+    let error = client.download(503).await.unwrap_err();
+    assert_eq!(error.status(), Some(StatusCode::SERVICE_UNAVAILABLE));
+}
+
+#[tokio::test]
+async fn response_interceptors_see_a_streaming_methods_errors_but_not_its_streamed_bodies() {
+    let (server, _) = slow_server(Duration::ZERO).await;
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let saw = seen.clone();
+    let client = FilesClient::builder()
+        .url(server.url())
+        .retryer(Retryer::never())
+        .response_interceptor(response_interceptor_fn(move |response: Response, _| {
+            saw.lock().unwrap().push(response.status().as_u16());
+            Ok(response)
+        }))
+        .build()
+        .unwrap();
+    let body = client.download(7).await.unwrap().bytes().await.unwrap();
+    assert_eq!(body, "item-7");
+    assert!(client.download(503).await.is_err());
+    assert_eq!(*seen.lock().unwrap(), [503]);
+}
