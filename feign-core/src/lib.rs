@@ -228,6 +228,7 @@ mod resolve;
 mod response;
 mod retry;
 mod sync;
+mod transport;
 
 #[doc(hidden)]
 #[path = "private.rs"]
@@ -264,6 +265,7 @@ pub use resilience::{
 pub use resolve::{AttemptOutcome, CallObserver, ChooseRequest, Chosen, InstanceHandle, Resolver};
 pub use response::Response;
 pub use retry::{retry_fn, FnRetryPolicy, RetryContext, RetryDecision, RetryPolicy, Retryer};
+pub use transport::{HttpClientConfig, HttpProtocol, Proxy, Tls, TlsVersion};
 
 /// Spring-style configuration (feature `config`): the [`feign_config`] crate, whose
 /// `Config` [`Builder::config`] reads.

@@ -18,6 +18,8 @@
 //! | [`fs`] | [`TempDir`], a directory removed on drop |
 //! | [`log`] | [`Captured`], a `tracing` subscriber's text and [`Event`](log::Event)s kept to be read back |
 //! | [`mutation`] | [`Mutation`](mutation::Mutation)s of valid JSON documents: truncation, byte flips, values of another type |
+//! | [`tls`] | [`Pki`](tls::Pki), a CA made in the test with server and client certificates; [`TlsServer`](tls::TlsServer), HTTPS that can require a client certificate; [`serve_h2c`](tls::serve_h2c), HTTP/2 only over plain TCP |
+//! | [`proxy`] | [`ForwardProxy`](proxy::ForwardProxy), a recording HTTP proxy: absolute-form forwarding and `CONNECT` tunnels to loopback |
 //! | [`cases`] | [`proptest_cases`]: a property's case count, `PROPTEST_CASES` overriding the test's own |
 
 pub mod backend;
@@ -30,8 +32,10 @@ pub mod metrics;
 pub mod mutation;
 pub mod net;
 pub mod order;
+pub mod proxy;
 pub mod raw;
 pub mod server;
+pub mod tls;
 
 pub use calls::{calls_service, Calls, CallsClient, CallsService};
 pub use cases::proptest_cases;
