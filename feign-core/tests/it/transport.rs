@@ -2,17 +2,16 @@
 //! loopback: an HTTPS server with a CA made here (requiring a client certificate or not), a
 //! recording forward proxy, an HTTP/2-only server, and a server that counts connections.
 
-use std::error::Error as _;
 use std::time::Duration;
 
 use axum::extract::Path;
 use axum::routing::get;
 use axum::Router;
-use feign_core::{Error, HttpProtocol, Proxy, Tls, TlsVersion};
+use feign_core::{HttpProtocol, Proxy, Tls, TlsVersion};
 use feign_test_support::proxy::ForwardProxy;
 use feign_test_support::server::Server;
 use feign_test_support::tls::{serve_h2c, Pki, TlsOptions, TlsServer};
-use feign_test_support::{calls_service, Calls, CallsClient, Captured, TempDir};
+use feign_test_support::{calls_service, error_chain, Calls, CallsClient, Captured, TempDir};
 
 /// `/calls/{mode}` answering the mode, as `calls_service` does.
 fn router() -> Router {
@@ -20,17 +19,6 @@ fn router() -> Router {
         "/calls/{mode}",
         get(|Path(mode): Path<String>| async move { mode }),
     )
-}
-
-/// An error and its sources, `: `-separated.
-fn chain(error: &Error) -> String {
-    let mut text = error.to_string();
-    let mut source = error.source();
-    while let Some(e) = source {
-        text.push_str(&format!(": {e}"));
-        source = e.source();
-    }
-    text
 }
 
 async fn https(pki: &Pki, options: TlsOptions) -> TlsServer {
@@ -58,7 +46,7 @@ async fn a_client_trusting_the_ca_calls_over_https_and_an_unknown_ca_is_refused(
             .unwrap();
         let error = client.call("ok").await.unwrap_err();
         assert!(error.is_connect(), "{error:?}");
-        let text = chain(&error);
+        let text = error_chain(&error);
         assert!(
             text.contains("certificate"),
             "the reason names the certificate: {text}"
@@ -153,7 +141,7 @@ async fn identity_and_ca_files_are_read_at_build_and_their_mistakes_are_build_er
             .build()
             .expect_err("refused at build");
         assert!(error.is_builder(), "{error:?}");
-        chain(&error)
+        error_chain(&error)
     };
     let text = refused(Tls::new().identity_files(&cert, &wrong_key));
     assert!(text.contains("does not match"), "{text}");
@@ -270,7 +258,7 @@ async fn plain_http_goes_through_the_proxy_with_its_credentials_never_shown() {
         .unwrap();
     let error = wrong.call("ok").await.unwrap_err();
     assert_eq!(error.status().map(|s| s.as_u16()), Some(407), "{error:?}");
-    let text = format!("{} {error:?}", chain(&error));
+    let text = format!("{} {error:?}", error_chain(&error));
     assert!(!text.contains("wr0ng-pw"), "{text}");
 
     // A host on the no-proxy list is called directly.
@@ -290,7 +278,7 @@ async fn plain_http_goes_through_the_proxy_with_its_credentials_never_shown() {
         .build()
         .unwrap_err();
     assert!(error.is_builder(), "{error:?}");
-    assert!(!chain(&error).contains("s3cret"), "{error}");
+    assert!(!error_chain(&error).contains("s3cret"), "{error}");
 }
 
 #[tokio::test]

@@ -1,0 +1,59 @@
+//! `eureka.client.tls.*`: Spring Cloud Netflix's TLS settings for the Eureka servers, with PEM
+//! files where it takes key stores, or a Spring Boot PEM SSL bundle by name.
+
+use feign_config::{Config, ConfigError, Property};
+use feign_core::Tls;
+
+/// The TLS settings of the `eureka.client.tls.*` properties, `None` unless `enabled` is true
+/// (as in Spring, the other keys are then checked but not used).
+pub(super) fn tls(config: &Config, properties: &[Property]) -> Result<Option<Tls>, ConfigError> {
+    let mut enabled = false;
+    let mut tls = Tls::new();
+    let mut bundle = None;
+    for property in properties {
+        let store_type = || -> Result<(), ConfigError> {
+            property
+                .as_choice(&[("PEM", ())])
+                .map_err(|_| {
+                    property.error(
+                        "only PEM stores are read: convert the store (`openssl pkcs12 -in store.p12 -out store.pem -nodes`), or use ssl-bundle",
+                    )
+                })
+        };
+        match property
+            .name()
+            .strip_prefix("eureka.client.tls.")
+            .unwrap_or_default()
+        {
+            "enabled" => enabled = property.as_bool()?,
+            "keystore" => {
+                // One PEM file holding the certificate chain and its private key.
+                let path = pem_path(property)?;
+                tls = tls.identity_files(&path, &path);
+            }
+            "truststore" => tls = tls.ca_file(pem_path(property)?),
+            "keystoretype" | "truststoretype" => store_type()?,
+            "keystorepassword" | "keypassword" => {
+                if !property.as_str().is_empty() {
+                    return Err(property.error(
+                        "encrypted private keys are not supported: decrypt the key and leave out the password",
+                    ));
+                }
+            }
+            // A PEM trust store has no password; Spring's default configs often carry one.
+            "truststorepassword" => {}
+            "sslbundle" => bundle = Some(Tls::from_ssl_bundle(config, property)?),
+            _ => return Err(property.error("unknown eureka property")),
+        }
+    }
+    Ok(enabled.then(|| bundle.unwrap_or(tls)))
+}
+
+/// A PEM file's path (`file:` prefix optional).
+fn pem_path(property: &Property) -> Result<String, ConfigError> {
+    let value = property.as_non_empty()?;
+    if value.starts_with("classpath:") {
+        return Err(property.error("a classpath: location has no meaning here: give a file path"));
+    }
+    Ok(value.strip_prefix("file:").unwrap_or(&value).to_owned())
+}
