@@ -88,8 +88,9 @@ impl Default for ReqwestClient {
 /// rustls, redirects not followed, gzip responses decoded, idle connections kept 90 s, and the
 /// given timeouts (`None`: no read or total timeout).
 ///
-/// Add what a client needs on top (a user agent, `no_proxy`, a redirect policy) and build it;
-/// [`ReqwestClient::from_reqwest`] takes the result.
+/// Add what a client needs on top (a user agent, [`HttpClientConfig::apply`] for TLS, proxies
+/// and the pool, a redirect policy) and build it; [`ReqwestClient::from_reqwest`] takes the
+/// result.
 ///
 /// ```
 /// use std::time::Duration;

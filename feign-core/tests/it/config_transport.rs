@@ -177,3 +177,25 @@ fn what_does_not_map_is_an_error_naming_the_key() {
     let builder = CallsClient::builder().config(&yaml(accepted)).unwrap();
     assert!(builder.url("http://127.0.0.1:1").build().is_ok());
 }
+
+#[test]
+fn the_readme_sample_binds_and_build_names_the_missing_files() {
+    let sample = "spring:
+  ssl.bundle.pem.internal:
+    truststore.certificate: certs/internal-ca.pem
+    keystore: { certificate: certs/client.pem, private-key: certs/client-key.pem }
+    options.enabled-protocols: [TLSv1.3]
+  cloud.openfeign:
+    httpclient:
+      max-connections-per-route: 16
+      time-to-live: 30
+      connection-timeout: 2000
+      ok-http.protocols: [HTTP_2, HTTP_1_1]
+    client.config.calls.ssl-bundle: internal
+";
+    let builder = CallsClient::builder().config(&yaml(sample)).unwrap();
+    let error = builder.url("https://127.0.0.1:1").build().unwrap_err();
+    assert!(error.is_builder(), "{error:?}");
+    let text = feign_test_support::error_chain(&error);
+    assert!(text.contains("certs/internal-ca.pem"), "{text}");
+}
