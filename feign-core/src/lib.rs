@@ -166,9 +166,9 @@
 //! | `enabled`, `hc5.enabled`, `connection-timer-repeat`, `hc5.pool-concurrency-policy`, `hc5.pool-reuse-policy`, `hc5.connection-request-timeout(-unit)` | checked and accepted, no effect: they choose or tune Apache's client, and hyper's pool neither sweeps on a timer nor makes calls wait for a connection |
 //!
 //! Spring Boot's PEM SSL bundles (`spring.ssl.bundle.pem.<name>.*`: `truststore.certificate`,
-//! `keystore.certificate`, `keystore.private-key`, `options.enabled-protocols`) are read as
-//! [`Tls::from_ssl_bundle`] describes; JKS bundles, encrypted keys
-//! (`keystore.private-key-password`) and `options.ciphers` are errors saying so.
+//! `keystore.certificate`, `keystore.private-key`, `keystore.private-key-password`,
+//! `options.enabled-protocols`) are read as [`Tls::from_ssl_bundle`] describes; JKS bundles and
+//! `options.ciphers` are errors saying so.
 //!
 //! `spring.cloud.openfeign.client.default-config` renames the `default` section. Keys that
 //! name Java classes (`error-decoder`, `encoder`, `decoder`, `contract`, `request-interceptors`,

@@ -392,7 +392,7 @@ impl EurekaServerBuilder {
                     cert: Vec::new(),
                     key: Vec::new(),
                     client_ca: Some(ca_pem.into()),
-                })
+                });
             }
         }
         self

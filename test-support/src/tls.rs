@@ -65,6 +65,29 @@ impl Pki {
     }
 }
 
+impl Pki {
+    /// The client's private key encrypted with `password` (PKCS#8, PBES2: PBKDF2-SHA256 and
+    /// AES-256-CBC), as `openssl pkcs8 -topk8 -v2 aes-256-cbc` writes it.
+    pub fn encrypted_client_key(&self, password: &str) -> String {
+        use pkcs8::der::Decode as _;
+        let (_, der) = pkcs8::der::pem::decode_vec(self.client.key.as_bytes()).expect("PEM");
+        let info = pkcs8::PrivateKeyInfo::from_der(&der).expect("PKCS#8");
+        let params = pkcs8::pkcs5::pbes2::Parameters::pbkdf2_sha256_aes256cbc(
+            2048,
+            b"feign-test-salt!",
+            b"feign-test-iv-16",
+        )
+        .expect("parameters");
+        let encrypted = info
+            .encrypt_with_params(params, password)
+            .expect("encrypted");
+        encrypted
+            .to_pem("ENCRYPTED PRIVATE KEY", pkcs8::LineEnding::LF)
+            .expect("PEM")
+            .to_string()
+    }
+}
+
 impl Default for Pki {
     fn default() -> Self {
         Pki::new()

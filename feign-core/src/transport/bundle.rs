@@ -16,14 +16,14 @@ impl Tls {
     /// |---|---|
     /// | `truststore.certificate` | [`Tls::ca_file`] / [`Tls::ca_pem`] |
     /// | `keystore.certificate`, `keystore.private-key` | [`Tls::identity_files`] / [`Tls::identity_pem`] |
+    /// | `keystore.private-key-password` | [`Tls::key_password`] (encrypted PKCS#8 keys) |
     /// | `options.enabled-protocols` (`TLSv1.2`, `TLSv1.3`) | [`Tls::min_version`], [`Tls::max_version`] |
     /// | `protocol` | `TLS` only |
     /// | `keystore.verify-keys` | accepted: a key is always checked against its certificate |
     /// | `reload-on-update` | `false` only |
     ///
     /// A value is a file (`file:` prefix optional, relative to the working directory) or the
-    /// PEM text itself. `classpath:` locations, encrypted keys (`keystore.private-key-password`),
-    /// `options.ciphers` (rustls's suites are fixed), `key.alias`/`key.password` and a missing
+    /// PEM text itself. `classpath:` locations, `options.ciphers` (rustls's suites are fixed), `key.alias`/`key.password` and a missing
     /// bundle (or a `jks` one) are errors naming the property.
     pub fn from_ssl_bundle(config: &Config, reference: &Property) -> Result<Tls, ConfigError> {
         let name = reference.as_non_empty()?;
@@ -47,13 +47,7 @@ impl Tls {
                 "truststore.certificate" => tls.set_ca(location(property)?),
                 "keystore.certificate" => cert = Some((location(property)?, property.clone())),
                 "keystore.privatekey" => key = Some((location(property)?, property.clone())),
-                "keystore.privatekeypassword" => {
-                    if !property.as_str().is_empty() {
-                        return Err(property.error(
-                            "encrypted private keys are not supported: decrypt the key (`openssl pkcs8 -in key.pem -out plain.pem`) and leave out the password",
-                        ));
-                    }
-                }
+                "keystore.privatekeypassword" => tls = tls.key_password(property.as_str()),
                 "keystore.verifykeys" => {
                     property.as_bool()?;
                 }

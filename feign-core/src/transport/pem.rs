@@ -59,15 +59,22 @@ impl Pem {
         Ok(certificates)
     }
 
-    /// Its private key (PKCS#8, PKCS#1 or SEC1). An encrypted key is an error saying so.
-    pub(crate) fn private_key(&self) -> Result<PrivateKeyDer<'static>, Error> {
+    /// Its private key (PKCS#8, PKCS#1 or SEC1), decrypted with `password` when it is an
+    /// encrypted PKCS#8 key (`ENCRYPTED PRIVATE KEY`, PBES2).
+    pub(crate) fn private_key(
+        &self,
+        password: Option<&Secret>,
+    ) -> Result<PrivateKeyDer<'static>, Error> {
         let text = self.read()?;
-        if contains(&text, b"-----BEGIN ENCRYPTED PRIVATE KEY-----") {
-            return Err(Error::builder(format!(
-                "the private key in {} is encrypted, which is not supported: decrypt it first \
-                 (`openssl pkcs8 -in key.pem -out plain.pem`)",
-                self.name()
-            )));
+        if let Some(block) = block(&text, "ENCRYPTED PRIVATE KEY") {
+            let Some(password) = password else {
+                return Err(Error::builder(format!(
+                    "the private key in {} is encrypted: give its password \
+                     (`Tls::key_password`, or `keystore.private-key-password`)",
+                    self.name()
+                )));
+            };
+            return self.decrypt(block, password);
         }
         PrivateKeyDer::from_pem_slice(&text).map_err(|e| {
             Error::builder(format!(
@@ -77,12 +84,49 @@ impl Pem {
             .with_source(e)
         })
     }
+
+    /// The PKCS#8 key inside an `ENCRYPTED PRIVATE KEY` block.
+    fn decrypt(&self, block: &[u8], password: &Secret) -> Result<PrivateKeyDer<'static>, Error> {
+        let cannot = |why: &str| {
+            Error::builder(format!(
+                "cannot decrypt the private key in {}: {why}",
+                self.name()
+            ))
+        };
+        let (_, der) = pkcs8::der::pem::decode_vec(block)
+            .map_err(|e| cannot("unreadable PEM").with_source(e.to_string()))?;
+        let info = pkcs8::EncryptedPrivateKeyInfo::try_from(der.as_slice())
+            .map_err(|e| cannot("not an encrypted PKCS#8 key").with_source(e))?;
+        let plain = info.decrypt(password.0.as_bytes()).map_err(|e| {
+            cannot("wrong password, or an encryption other than PBES2 (PBKDF2 or scrypt, AES-CBC)")
+                .with_source(e)
+        })?;
+        Ok(PrivateKeyDer::Pkcs8(plain.as_bytes().to_vec().into()))
+    }
 }
 
-fn contains(haystack: &[u8], needle: &[u8]) -> bool {
-    haystack.windows(needle.len()).any(|w| w == needle)
+/// A password, never shown.
+#[derive(Clone)]
+pub(crate) struct Secret(pub(crate) Arc<str>);
+
+impl fmt::Debug for Secret {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("***")
+    }
 }
 
+/// The first PEM block labelled `label` in `text`, boundaries included.
+fn block<'a>(text: &'a [u8], label: &str) -> Option<&'a [u8]> {
+    let begin = format!("-----BEGIN {label}-----");
+    let end = format!("-----END {label}-----");
+    let start = find(text, begin.as_bytes())?;
+    let stop = start + find(&text[start..], end.as_bytes())? + end.len();
+    Some(&text[start..stop])
+}
+
+fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
+    haystack.windows(needle.len()).position(|w| w == needle)
+}
 impl fmt::Debug for Pem {
     /// Never the text: a key must not reach a log.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use super::pem::Pem;
+use super::pem::{Pem, Secret};
 use crate::Error;
 
 /// A TLS protocol version.
@@ -46,6 +46,7 @@ pub struct Tls {
     roots: Vec<Pem>,
     built_in_roots: Option<bool>,
     identity: Option<(Pem, Pem)>,
+    key_password: Option<Secret>,
     min_version: Option<TlsVersion>,
     max_version: Option<TlsVersion>,
     accept_invalid_certs: bool,
@@ -80,7 +81,8 @@ impl Tls {
     }
 
     /// The client certificate for mutual TLS: `cert_pem` holds the certificate first, then
-    /// any intermediates; `key_pem` its private key (PKCS#8, PKCS#1 or SEC1, not encrypted).
+    /// any intermediates; `key_pem` its private key (PKCS#8, PKCS#1 or SEC1; an encrypted
+    /// PKCS#8 key needs [`key_password`](Tls::key_password)).
     /// Default: none.
     pub fn identity_pem(
         mut self,
@@ -97,6 +99,14 @@ impl Tls {
     /// Like [`Tls::identity_pem`], read from files when the client is built.
     pub fn identity_files(mut self, cert: impl Into<PathBuf>, key: impl Into<PathBuf>) -> Self {
         self.identity = Some((Pem::File(cert.into()), Pem::File(key.into())));
+        self
+    }
+
+    /// The password of an encrypted PKCS#8 private key (`ENCRYPTED PRIVATE KEY`, PBES2 with
+    /// PBKDF2 or scrypt and AES-CBC, as `openssl pkcs8 -topk8 -v2 aes-256-cbc` writes it).
+    /// A wrong password is an error from `build()`; the password is never shown. Default: none.
+    pub fn key_password(mut self, password: impl Into<String>) -> Self {
+        self.key_password = Some(Secret(password.into().into()));
         self
     }
 
@@ -151,7 +161,7 @@ impl Tls {
         let built_in = self.built_in_roots.unwrap_or(self.roots.is_empty());
         builder = builder.tls_built_in_root_certs(built_in);
         if let Some((cert, key)) = &self.identity {
-            builder = builder.identity(identity(cert, key)?);
+            builder = builder.identity(identity(cert, key, self.key_password.as_ref())?);
         }
         if let (Some(min), Some(max)) = (self.min_version, self.max_version) {
             if min > max {
@@ -174,9 +184,9 @@ impl Tls {
 }
 
 /// The client identity of `cert` and `key`, checked to belong together.
-fn identity(cert: &Pem, key: &Pem) -> Result<reqwest::Identity, Error> {
+fn identity(cert: &Pem, key: &Pem, password: Option<&Secret>) -> Result<reqwest::Identity, Error> {
     let chain = cert.certificates()?;
-    let private_key = key.private_key()?;
+    let private_key = key.private_key(password)?;
     let provider = rustls::crypto::ring::default_provider();
     let signing_key = provider
         .key_provider

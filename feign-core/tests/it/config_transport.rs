@@ -154,10 +154,6 @@ fn what_does_not_map_is_an_error_naming_the_key() {
             "JKS bundle",
         ),
         (
-            "spring.ssl.bundle.pem.b.keystore.private-key-password: pw\nspring.cloud.openfeign.httpclient.ssl-bundle: b",
-            "encrypted private keys are not supported",
-        ),
-        (
             "spring.ssl.bundle.pem.b.truststore.certificate: classpath:ca.pem\nspring.cloud.openfeign.httpclient.ssl-bundle: b",
             "classpath:",
         ),

@@ -162,7 +162,37 @@ async fn identity_and_ca_files_are_read_at_build_and_their_mistakes_are_build_er
     let text = refused(Tls::new().identity_files(&cert, &garbage));
     assert!(text.contains("no readable private key"), "{text}");
     let text = refused(Tls::new().identity_files(&cert, &encrypted));
-    assert!(text.contains("encrypted"), "{text}");
+    assert!(
+        text.contains("encrypted") && text.contains("password"),
+        "{text}"
+    );
+    let sealed = write("sealed-key.pem", &pki.encrypted_client_key("open sesame"));
+    let text = refused(
+        Tls::new()
+            .identity_files(&cert, &sealed)
+            .key_password("wrong"),
+    );
+    assert!(
+        text.contains("cannot decrypt") && text.contains("wrong password"),
+        "{text}"
+    );
+    assert!(!text.contains("open sesame"), "{text}");
+    let text = refused(Tls::new().identity_files(&cert, &sealed));
+    assert!(text.contains("is encrypted"), "{text}");
+    // The right password: the server takes the decrypted identity.
+    let client = CallsClient::builder()
+        .url(server.url())
+        .tls(
+            Tls::new()
+                .ca_file(&ca)
+                .identity_files(&cert, &sealed)
+                .key_password("open sesame"),
+        )
+        .build()
+        .unwrap();
+    assert_eq!(client.call("ok").await.unwrap(), "ok");
+    let shown = format!("{:?}", Tls::new().key_password("open sesame"));
+    assert!(!shown.contains("open sesame"), "{shown}");
     let text = refused(
         Tls::new()
             .min_version(TlsVersion::Tls13)

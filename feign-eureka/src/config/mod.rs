@@ -35,7 +35,7 @@
 //! | `eureka.client.tls.trust-store` | a PEM file of CA certificates: [`EurekaClientBuilder::tls`] with [`feign_core::Tls::ca_file`] |
 //! | `eureka.client.tls.key-store` | a PEM file holding the client certificate (then its chain) and its private key, for mutual TLS: [`feign_core::Tls::identity_files`] |
 //! | `eureka.client.tls.key-store-type`, `trust-store-type` | `PEM` only: convert a PKCS12 or JKS store with `openssl pkcs12 -nodes` |
-//! | `eureka.client.tls.key-store-password`, `key-password` | empty only (encrypted keys are not read); `trust-store-password` is accepted and unused |
+//! | `eureka.client.tls.key-password` (or `key-store-password`) | the password of an encrypted PKCS#8 key in the key store: [`feign_core::Tls::key_password`]; `trust-store-password` is accepted and unused |
 //! | `eureka.client.tls.ssl-bundle` | the Spring Boot PEM SSL bundle `spring.ssl.bundle.pem.<name>.*` instead (see [`feign_core::Tls::from_ssl_bundle`]) |
 //!
 //! Properties come from [`feign_config`], the property source shared with feign-core and

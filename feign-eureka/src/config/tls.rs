@@ -33,13 +33,8 @@ pub(super) fn tls(config: &Config, properties: &[Property]) -> Result<Option<Tls
             }
             "truststore" => tls = tls.ca_file(pem_path(property)?),
             "keystoretype" | "truststoretype" => store_type()?,
-            "keystorepassword" | "keypassword" => {
-                if !property.as_str().is_empty() {
-                    return Err(property.error(
-                        "encrypted private keys are not supported: decrypt the key and leave out the password",
-                    ));
-                }
-            }
+            // The password of an encrypted PKCS#8 key in the PEM key store.
+            "keystorepassword" | "keypassword" => tls = tls.key_password(property.as_str()),
             // A PEM trust store has no password; Spring's default configs often carry one.
             "truststorepassword" => {}
             "sslbundle" => bundle = Some(Tls::from_ssl_bundle(config, property)?),

@@ -91,10 +91,14 @@ async fn eureka_client_tls_properties_set_the_transport() {
     let ca = dir.write("ca.pem", &pki.ca);
     let store = dir.write(
         "client.pem",
-        &format!("{}{}", pki.client.cert, pki.client.key),
+        &format!(
+            "{}{}",
+            pki.client.cert,
+            pki.encrypted_client_key("open sesame")
+        ),
     );
     let yaml = format!(
-        "eureka.client:\n  service-url.defaultZone: {}\n  register-with-eureka: false\n  should-enforce-fetch-registry-at-init: true\n  tls:\n    enabled: true\n    key-store: file:{}\n    key-store-type: PEM\n    trust-store: {}\n    trust-store-password: changeit\n",
+        "eureka.client:\n  service-url.defaultZone: {}\n  register-with-eureka: false\n  should-enforce-fetch-registry-at-init: true\n  tls:\n    enabled: true\n    key-store: file:{}\n    key-store-type: PEM\n    key-password: open sesame\n    trust-store: {}\n    trust-store-password: changeit\n",
         server.url(),
         store.display(),
         ca.display()
@@ -103,7 +107,7 @@ async fn eureka_client_tls_properties_set_the_transport() {
 
     // The same by a Spring Boot PEM bundle.
     let yaml = format!(
-        "spring.ssl.bundle.pem.registry:\n  truststore.certificate: {}\n  keystore.certificate: {}\n  keystore.private-key: {}\neureka.client:\n  service-url.defaultZone: {}\n  register-with-eureka: false\n  should-enforce-fetch-registry-at-init: true\n  tls.enabled: true\n  tls.ssl-bundle: registry\n",
+        "spring.ssl.bundle.pem.registry:\n  truststore.certificate: {}\n  keystore.certificate: {}\n  keystore.private-key: {}\n  keystore.private-key-password: open sesame\neureka.client:\n  service-url.defaultZone: {}\n  register-with-eureka: false\n  should-enforce-fetch-registry-at-init: true\n  tls.enabled: true\n  tls.ssl-bundle: registry\n",
         ca.display(),
         store.display(),
         store.display(),
@@ -116,10 +120,6 @@ async fn eureka_client_tls_properties_set_the_transport() {
         (
             "eureka.client.tls.key-store-type: PKCS12",
             "only PEM stores",
-        ),
-        (
-            "eureka.client.tls.key-password: secret",
-            "encrypted private keys",
         ),
         (
             "eureka.client.tls.trust-stor: ca.pem",
