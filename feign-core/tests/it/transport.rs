@@ -13,12 +13,26 @@ use feign_test_support::server::Server;
 use feign_test_support::tls::{serve_h2c, Pki, TlsOptions, TlsServer};
 use feign_test_support::{calls_service, error_chain, Calls, CallsClient, Captured, TempDir};
 
-/// `/calls/{mode}` answering the mode, as `calls_service` does.
+/// `/calls/{mode}` answering the mode, as `calls_service` does; `/moved` redirects there.
 fn router() -> Router {
-    Router::new().route(
-        "/calls/{mode}",
-        get(|Path(mode): Path<String>| async move { mode }),
-    )
+    Router::new()
+        .route(
+            "/calls/{mode}",
+            get(|Path(mode): Path<String>| async move { mode }),
+        )
+        .route(
+            "/moved",
+            get(|| async { axum::response::Redirect::to("/calls/moved") }),
+        )
+}
+
+/// A method with options of its own gets a reqwest client of its own: the TLS settings must
+/// reach it too.
+#[feign_core::feign_client("own-options")]
+trait OwnOptions {
+    #[get("/moved")]
+    #[options(connect_timeout_ms = 3000, follow_redirects = true)]
+    async fn moved(&self) -> Result<String, feign_core::Error>;
 }
 
 async fn https(pki: &Pki, options: TlsOptions) -> TlsServer {
@@ -56,6 +70,29 @@ async fn a_client_trusting_the_ca_calls_over_https_and_an_unknown_ca_is_refused(
         server.refused() >= 2,
         "the handshakes failed, nothing was served"
     );
+}
+
+#[tokio::test]
+async fn a_method_with_its_own_connect_timeout_and_redirects_keeps_the_tls_settings() {
+    let pki = Pki::new();
+    let server = https(
+        &pki,
+        TlsOptions {
+            client_ca: Some(pki.ca.clone()),
+            ..TlsOptions::default()
+        },
+    )
+    .await;
+    let client = OwnOptionsClient::builder()
+        .url(server.url())
+        .tls(
+            Tls::new()
+                .ca_pem(pki.ca.clone())
+                .identity_pem(pki.client.cert.clone(), pki.client.key.clone()),
+        )
+        .build()
+        .unwrap();
+    assert_eq!(client.moved().await.unwrap(), "moved", "redirect followed");
 }
 
 #[tokio::test]
