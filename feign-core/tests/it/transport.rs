@@ -39,6 +39,22 @@ async fn https(pki: &Pki, options: TlsOptions) -> TlsServer {
     TlsServer::start(router(), pki, options).await
 }
 
+/// An HTTPS server that requires a client certificate of `pki`'s CA.
+async fn mtls_server(pki: &Pki) -> TlsServer {
+    let options = TlsOptions {
+        client_ca: Some(pki.ca.clone()),
+        ..TlsOptions::default()
+    };
+    https(pki, options).await
+}
+
+/// Trusts `pki`'s CA and shows its client certificate.
+fn mutual(pki: &Pki) -> Tls {
+    Tls::new()
+        .ca_pem(pki.ca.clone())
+        .identity_pem(pki.client.cert.clone(), pki.client.key.clone())
+}
+
 #[tokio::test]
 async fn a_client_trusting_the_ca_calls_over_https_and_an_unknown_ca_is_refused() {
     let pki = Pki::new();
@@ -75,21 +91,10 @@ async fn a_client_trusting_the_ca_calls_over_https_and_an_unknown_ca_is_refused(
 #[tokio::test]
 async fn a_method_with_its_own_connect_timeout_and_redirects_keeps_the_tls_settings() {
     let pki = Pki::new();
-    let server = https(
-        &pki,
-        TlsOptions {
-            client_ca: Some(pki.ca.clone()),
-            ..TlsOptions::default()
-        },
-    )
-    .await;
+    let server = mtls_server(&pki).await;
     let client = OwnOptionsClient::builder()
         .url(server.url())
-        .tls(
-            Tls::new()
-                .ca_pem(pki.ca.clone())
-                .identity_pem(pki.client.cert.clone(), pki.client.key.clone()),
-        )
+        .tls(mutual(&pki))
         .build()
         .unwrap();
     assert_eq!(client.moved().await.unwrap(), "moved", "redirect followed");
@@ -98,18 +103,10 @@ async fn a_method_with_its_own_connect_timeout_and_redirects_keeps_the_tls_setti
 #[tokio::test]
 async fn a_server_requiring_a_client_certificate_accepts_ours_and_refuses_none() {
     let pki = Pki::new();
-    let options = TlsOptions {
-        client_ca: Some(pki.ca.clone()),
-        ..TlsOptions::default()
-    };
-    let server = https(&pki, options).await;
+    let server = mtls_server(&pki).await;
     let with_identity = CallsClient::builder()
         .url(server.url())
-        .tls(
-            Tls::new()
-                .ca_pem(pki.ca.clone())
-                .identity_pem(pki.client.cert.clone(), pki.client.key.clone()),
-        )
+        .tls(mutual(&pki))
         .build()
         .unwrap();
     assert_eq!(with_identity.call("ok").await.unwrap(), "ok");
@@ -156,14 +153,7 @@ async fn identity_and_ca_files_are_read_at_build_and_their_mistakes_are_build_er
     let garbage = write("garbage.pem", "not PEM at all");
     let missing = dir.0.join("missing.pem");
 
-    let server = https(
-        &pki,
-        TlsOptions {
-            client_ca: Some(pki.ca.clone()),
-            ..TlsOptions::default()
-        },
-    )
-    .await;
+    let server = mtls_server(&pki).await;
     let client = CallsClient::builder()
         .url(server.url())
         .tls(Tls::new().ca_file(&ca).identity_files(&cert, &key))
