@@ -39,7 +39,7 @@ pub mod raw;
 pub mod server;
 pub mod tls;
 
-pub use calls::{calls_service, Calls, CallsClient, CallsService};
+pub use calls::{calls_service, mode_echo, Calls, CallsClient, CallsService};
 pub use cases::proptest_cases;
 pub use errors::error_chain;
 pub use fs::TempDir;

@@ -145,6 +145,15 @@ impl TlsServer {
         }
     }
 
+    /// Serves `router`, requiring a client certificate signed by `pki`'s CA.
+    pub async fn mutual(router: Router, pki: &Pki) -> TlsServer {
+        let options = TlsOptions {
+            client_ca: Some(pki.ca.clone()),
+            ..TlsOptions::default()
+        };
+        TlsServer::start(router, pki, options).await
+    }
+
     /// The base URL, `https://127.0.0.1:port`.
     pub fn url(&self) -> String {
         format!("https://{}", self.addr)

@@ -2,23 +2,27 @@
 //! Boot's PEM SSL bundles referenced by a client, against TLS, HTTP/2 and counting servers on
 //! loopback; what does not map is an error naming the key.
 
-use axum::extract::Path;
-use axum::routing::get;
 use axum::Router;
 use feign_core::config::Config;
 use feign_test_support::server::Server;
 use feign_test_support::tls::{serve_h2c, Pki, TlsOptions, TlsServer};
-use feign_test_support::{Calls, CallsClient, TempDir};
+use feign_test_support::{mode_echo, Calls, CallsClient, TempDir};
 
 fn router() -> Router {
-    Router::new().route(
-        "/calls/{mode}",
-        get(|Path(mode): Path<String>| async move { mode }),
-    )
+    mode_echo()
 }
 
 fn yaml(text: &str) -> Config {
     Config::from_yaml_str(text, "application.yml").unwrap()
+}
+
+/// The client `text` configures.
+fn configured(text: &str) -> CallsClient {
+    CallsClient::builder()
+        .config(&yaml(text))
+        .unwrap()
+        .build()
+        .unwrap()
 }
 
 /// The PKI's files, and a YAML bundle `internal` naming them.
@@ -44,25 +48,13 @@ fn bundle(pki: &Pki, dir: &TempDir, identity: bool) -> String {
 async fn a_client_takes_its_pem_ssl_bundle_for_mutual_tls() {
     let pki = Pki::new();
     let dir = TempDir::new("bundle");
-    let server = TlsServer::start(
-        router(),
-        &pki,
-        TlsOptions {
-            client_ca: Some(pki.ca.clone()),
-            ..TlsOptions::default()
-        },
-    )
-    .await;
+    let server = TlsServer::mutual(router(), &pki).await;
     let text = format!(
         "{}spring.cloud.openfeign.client.config.calls:\n  url: {}\n  ssl-bundle: internal\n",
         bundle(&pki, &dir, true),
         server.url()
     );
-    let client = CallsClient::builder()
-        .config(&yaml(&text))
-        .unwrap()
-        .build()
-        .unwrap();
+    let client = configured(&text);
     assert_eq!(client.call("ok").await.unwrap(), "ok");
 
     // The trust store alone: the server wants a certificate, so the call fails.
@@ -72,11 +64,7 @@ async fn a_client_takes_its_pem_ssl_bundle_for_mutual_tls() {
         bundle(&pki, &dir, false),
         server.url()
     );
-    let client = CallsClient::builder()
-        .config(&yaml(&text))
-        .unwrap()
-        .build()
-        .unwrap();
+    let client = configured(&text);
     assert!(client.call("ok").await.is_err());
 }
 
@@ -88,11 +76,7 @@ async fn disable_ssl_validation_accepts_any_certificate() {
         "spring.cloud.openfeign:\n  httpclient.disable-ssl-validation: true\n  client.config.calls.url: {}\n",
         server.url()
     );
-    let client = CallsClient::builder()
-        .config(&yaml(&text))
-        .unwrap()
-        .build()
-        .unwrap();
+    let client = configured(&text);
     assert_eq!(client.call("ok").await.unwrap(), "ok");
     let checked = CallsClient::builder().url(server.url()).build().unwrap();
     assert!(checked.call("ok").await.is_err());
@@ -105,11 +89,7 @@ async fn pool_and_protocol_properties_reach_the_transport() {
         "spring.cloud.openfeign:\n  httpclient:\n    max-connections-per-route: 0\n    time-to-live: 30\n    time-to-live-unit: SECONDS\n  client.config.calls.url: {}\n",
         server.url()
     );
-    let client = CallsClient::builder()
-        .config(&yaml(&text))
-        .unwrap()
-        .build()
-        .unwrap();
+    let client = configured(&text);
     client.call("a").await.unwrap();
     client.call("b").await.unwrap();
     assert_eq!(server.connection_count(), 2, "no idle connection kept");
@@ -118,11 +98,7 @@ async fn pool_and_protocol_properties_reach_the_transport() {
     let text = format!(
         "spring.cloud.openfeign:\n  httpclient.ok-http.protocols: H2_PRIOR_KNOWLEDGE\n  client.config.calls.url: {url}\n"
     );
-    let client = CallsClient::builder()
-        .config(&yaml(&text))
-        .unwrap()
-        .build()
-        .unwrap();
+    let client = configured(&text);
     assert_eq!(client.call("ok").await.unwrap(), "ok");
 }
 

@@ -4,26 +4,22 @@
 
 use std::time::Duration;
 
-use axum::extract::Path;
 use axum::routing::get;
 use axum::Router;
 use feign_core::{HttpProtocol, Proxy, Tls, TlsVersion};
 use feign_test_support::proxy::ForwardProxy;
 use feign_test_support::server::Server;
 use feign_test_support::tls::{serve_h2c, Pki, TlsOptions, TlsServer};
-use feign_test_support::{calls_service, error_chain, Calls, CallsClient, Captured, TempDir};
+use feign_test_support::{
+    calls_service, error_chain, mode_echo, Calls, CallsClient, Captured, TempDir,
+};
 
 /// `/calls/{mode}` answering the mode, as `calls_service` does; `/moved` redirects there.
 fn router() -> Router {
-    Router::new()
-        .route(
-            "/calls/{mode}",
-            get(|Path(mode): Path<String>| async move { mode }),
-        )
-        .route(
-            "/moved",
-            get(|| async { axum::response::Redirect::to("/calls/moved") }),
-        )
+    mode_echo().route(
+        "/moved",
+        get(|| async { axum::response::Redirect::to("/calls/moved") }),
+    )
 }
 
 /// A method with options of its own gets a reqwest client of its own: the TLS settings must
@@ -41,11 +37,7 @@ async fn https(pki: &Pki, options: TlsOptions) -> TlsServer {
 
 /// An HTTPS server that requires a client certificate of `pki`'s CA.
 async fn mtls_server(pki: &Pki) -> TlsServer {
-    let options = TlsOptions {
-        client_ca: Some(pki.ca.clone()),
-        ..TlsOptions::default()
-    };
-    https(pki, options).await
+    TlsServer::mutual(router(), pki).await
 }
 
 /// Trusts `pki`'s CA and shows its client certificate.
