@@ -19,7 +19,7 @@
 //! | [`log`] | [`Captured`], a `tracing` subscriber's text and [`Event`](log::Event)s kept to be read back |
 //! | [`mutation`] | [`Mutation`](mutation::Mutation)s of valid JSON documents: truncation, byte flips, values of another type |
 //! | [`tls`] | [`Pki`](tls::Pki), a CA made in the test with server and client certificates; [`TlsServer`](tls::TlsServer), HTTPS that can require a client certificate; [`serve_h2c`](tls::serve_h2c), HTTP/2 only over plain TCP |
-//! | [`proxy`] | [`ForwardProxy`](proxy::ForwardProxy), a recording HTTP proxy: absolute-form forwarding and `CONNECT` tunnels to loopback |
+//! | [`proxy`] | [`ForwardProxy`](proxy::ForwardProxy), a recording HTTP proxy (plain, or reached over TLS): absolute-form forwarding and `CONNECT` tunnels to loopback |
 //! | [`errors`] | [`error_chain`]: an error and its sources on one line |
 //! | [`cases`] | [`proptest_cases`]: a property's case count, `PROPTEST_CASES` overriding the test's own |
 

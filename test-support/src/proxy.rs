@@ -34,22 +34,48 @@ impl ForwardProxy {
     /// Starts a proxy. With `required`, a request whose `Proxy-Authorization` is not exactly
     /// that value gets `407` and goes nowhere.
     pub async fn start(required: Option<String>) -> ForwardProxy {
+        ForwardProxy::listen(required, None).await
+    }
+
+    /// Like [`ForwardProxy::start`], the client reaching the proxy itself over TLS (an
+    /// `https://` proxy URL), with `pki`'s server certificate.
+    pub async fn start_tls(required: Option<String>, pki: &crate::tls::Pki) -> ForwardProxy {
+        let acceptor = crate::tls::acceptor(pki, &crate::tls::TlsOptions::default());
+        ForwardProxy::listen(required, Some(acceptor)).await
+    }
+
+    async fn listen(
+        required: Option<String>,
+        tls: Option<tokio_rustls::TlsAcceptor>,
+    ) -> ForwardProxy {
         let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
         let addr = listener.local_addr().expect("local address");
         let seen: Arc<Mutex<Vec<ProxyRequest>>> = Arc::default();
         let (log, required) = (seen.clone(), Arc::new(required));
         tokio::spawn(async move {
             while let Ok((stream, _)) = listener.accept().await {
-                let (log, required) = (log.clone(), required.clone());
+                let (log, required, tls) = (log.clone(), required.clone(), tls.clone());
                 let service = hyper::service::service_fn(move |req: http::Request<Incoming>| {
                     let (log, required) = (log.clone(), required.clone());
                     async move { Ok::<_, Infallible>(handle(req, &log, required.as_deref()).await) }
                 });
                 tokio::spawn(async move {
-                    let _ = hyper::server::conn::http1::Builder::new()
-                        .serve_connection(TokioIo::new(stream), service)
-                        .with_upgrades()
-                        .await;
+                    let http = hyper::server::conn::http1::Builder::new();
+                    let _ = match tls {
+                        Some(tls) => match tls.accept(stream).await {
+                            Ok(stream) => {
+                                http.serve_connection(TokioIo::new(stream), service)
+                                    .with_upgrades()
+                                    .await
+                            }
+                            Err(_) => return,
+                        },
+                        None => {
+                            http.serve_connection(TokioIo::new(stream), service)
+                                .with_upgrades()
+                                .await
+                        }
+                    };
                 });
             }
         });

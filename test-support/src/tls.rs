@@ -188,7 +188,8 @@ pub(crate) fn router_service(
     })
 }
 
-fn acceptor(pki: &Pki, options: &TlsOptions) -> TlsAcceptor {
+/// The acceptor of `pki`'s server certificate, as `options` say.
+pub(crate) fn acceptor(pki: &Pki, options: &TlsOptions) -> TlsAcceptor {
     let provider = Arc::new(rustls::crypto::ring::default_provider());
     let chain = vec![CertificateDer::from_pem_slice(pki.server.cert.as_bytes()).expect("cert")];
     let key = PrivateKeyDer::from_pem_slice(pki.server.key.as_bytes()).expect("key");

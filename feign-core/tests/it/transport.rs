@@ -349,6 +349,34 @@ async fn https_goes_through_the_proxy_in_a_connect_tunnel() {
 }
 
 #[tokio::test]
+async fn an_https_proxy_is_reached_over_tls_with_the_clients_roots() {
+    let (url, service) = calls_service().await;
+    let pki = Pki::new();
+    let proxy = ForwardProxy::start_tls(None, &pki).await;
+    let proxy_url = format!("https://localhost:{}", proxy.addr.port());
+    let trusting = CallsClient::builder()
+        .url(&url)
+        .tls(Tls::new().ca_pem(pki.ca.clone()))
+        .proxy(Proxy::http(&proxy_url))
+        .build()
+        .unwrap();
+    assert_eq!(trusting.call("ok").await.unwrap(), "ok");
+    assert_eq!(proxy.seen().len(), 1);
+    assert_eq!(service.requests(), 1);
+
+    let not_trusting = CallsClient::builder()
+        .url(&url)
+        .proxy(Proxy::http(&proxy_url))
+        .build()
+        .unwrap();
+    assert!(
+        not_trusting.call("ok").await.is_err(),
+        "the proxy's certificate is checked"
+    );
+    assert_eq!(proxy.seen().len(), 1, "nothing reached the proxy");
+}
+
+#[tokio::test]
 async fn http2_with_prior_knowledge_talks_to_an_h2c_server() {
     let url = serve_h2c(router()).await;
     let h2 = CallsClient::builder()
