@@ -31,6 +31,7 @@
 //! | `eureka.instance.virtual-host-name`, `secure-virtual-host-name` | VIP addresses |
 //! | `eureka.instance.home-page-url`, `status-page-url`, `status-page-url-path`, `health-check-url`, `health-check-url-path` | URLs |
 //! | `eureka.instance.initial-status` | initial status |
+//! | `eureka.client.proxy-host`, `proxy-port`, `proxy-user-name`, `proxy-password` | [`EurekaClientBuilder::proxy`]: an HTTP proxy for every call to the registry, the password never shown |
 //! | `eureka.client.tls.enabled` | the settings below are used only when `true` (as in Spring Cloud Netflix) |
 //! | `eureka.client.tls.trust-store` | a PEM file of CA certificates: [`EurekaClientBuilder::tls`] with [`feign_core::Tls::ca_file`] |
 //! | `eureka.client.tls.key-store` | a PEM file holding the client certificate (then its chain) and its private key, for mutual TLS: [`feign_core::Tls::identity_files`] |
@@ -216,6 +217,7 @@ impl EurekaClientBuilder {
         let mut instance = InstanceSettings::default();
         let mut register: Option<(bool, Property)> = None;
         let mut tls_properties = Vec::new();
+        let mut proxy_properties = Vec::new();
         if let Some(name) = config.get("spring.application.name")? {
             instance.app_name = Some(name.as_str());
         }
@@ -246,6 +248,10 @@ impl EurekaClientBuilder {
                 if let Some(first) = property.as_list().into_iter().next() {
                     instance.availability_zone = Some(first);
                 }
+                continue;
+            }
+            if lower.starts_with("eureka.client.proxy") {
+                proxy_properties.push(property);
                 continue;
             }
             if lower.starts_with("eureka.client.tls.") {
@@ -345,6 +351,9 @@ impl EurekaClientBuilder {
         }
         if let Some(tls) = tls::tls(config, &tls_properties)? {
             builder = builder.tls(tls);
+        }
+        if let Some(proxy) = tls::proxy(&proxy_properties)? {
+            builder = builder.proxy(proxy);
         }
         if let Some(zone) = &instance.availability_zone {
             builder = builder.preferred_zone(zone.clone());

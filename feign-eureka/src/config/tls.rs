@@ -1,8 +1,9 @@
 //! `eureka.client.tls.*`: Spring Cloud Netflix's TLS settings for the Eureka servers, with PEM
-//! files where it takes key stores, or a Spring Boot PEM SSL bundle by name.
+//! files where it takes key stores, or a Spring Boot PEM SSL bundle by name; and
+//! `eureka.client.proxy-*`, the proxy in front of them.
 
 use feign_config::{Config, ConfigError, Property};
-use feign_core::Tls;
+use feign_core::{Proxy, Tls};
 
 /// The TLS settings of the `eureka.client.tls.*` properties, `None` unless `enabled` is true
 /// (as in Spring, the other keys are then checked but not used).
@@ -51,4 +52,31 @@ fn pem_path(property: &Property) -> Result<String, ConfigError> {
         return Err(property.error("a classpath: location has no meaning here: give a file path"));
     }
     Ok(value.strip_prefix("file:").unwrap_or(&value).to_owned())
+}
+
+/// The proxy of `eureka.client.proxy-host`, `proxy-port`, `proxy-user-name` and
+/// `proxy-password` (Netflix's `EurekaClientConfig`), if a host is given.
+pub(super) fn proxy(properties: &[Property]) -> Result<Option<Proxy>, ConfigError> {
+    let (mut host, mut port, mut user, mut password) = (None, None, None, None);
+    for property in properties {
+        match property.name() {
+            "eureka.client.proxyhost" => host = Some(property.as_non_empty()?),
+            "eureka.client.proxyport" => port = Some((property.as_number::<u16>()?, property)),
+            "eureka.client.proxyusername" => user = Some(property.as_str()),
+            "eureka.client.proxypassword" => password = Some(property.as_str()),
+            _ => return Err(property.error("unknown eureka property")),
+        }
+    }
+    let Some(host) = host else {
+        if let Some((_, property)) = port {
+            return Err(property.error("a proxy port without eureka.client.proxy-host"));
+        }
+        return Ok(None);
+    };
+    let port = port.map_or(80, |(port, _)| port);
+    let proxy = Proxy::all(format!("http://{host}:{port}"));
+    Ok(Some(match user {
+        Some(user) => proxy.basic_auth(user, password.unwrap_or_default()),
+        None => proxy,
+    }))
 }

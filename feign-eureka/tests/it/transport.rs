@@ -1,11 +1,12 @@
-//! The client's transport to a registry behind a private CA that requires mutual TLS: the
-//! embedded registry serves HTTPS with a certificate from a CA made here and asks every
-//! client for a certificate of that CA; settings come from the builder or from
-//! `eureka.client.tls.*`.
+//! The client's transport to the registry: behind a private CA that requires mutual TLS (the
+//! embedded registry serves HTTPS with a certificate from a CA made here and asks every client
+//! for a certificate of that CA), and behind a proxy that requires credentials; settings come
+//! from the builder, `eureka.client.tls.*` and `eureka.client.proxy-*`.
 
 use feign_config::Config;
 use feign_eureka::{Error, EurekaClient, InstanceConfig};
 use feign_eureka_server::EurekaServer;
+use feign_test_support::proxy::ForwardProxy;
 use feign_test_support::tls::Pki;
 use feign_test_support::{error_chain, TempDir};
 
@@ -154,4 +155,38 @@ async fn eureka_client_tls_properties_set_the_transport() {
         text.contains("does not match") && text.contains("wrong.pem"),
         "{text}"
     );
+}
+
+#[tokio::test]
+async fn eureka_client_proxy_properties_send_every_call_through_the_proxy() {
+    let registry = crate::embedded_registry().await;
+    let expected = "Basic ZXVyZWthOnByMHh5LXB3"; // eureka:pr0xy-pw
+    let proxy = ForwardProxy::start(Some(expected.to_owned())).await;
+    let yaml = format!(
+        "eureka.client:\n  service-url.defaultZone: {}\n  register-with-eureka: false\n  should-enforce-fetch-registry-at-init: true\n  proxy-host: 127.0.0.1\n  proxy-port: {}\n  proxy-user-name: eureka\n  proxy-password: pr0xy-pw\n",
+        registry.url(),
+        proxy.addr.port()
+    );
+    let config = Config::from_yaml_str(&yaml, "application.yml").unwrap();
+    let builder = EurekaClient::builder().config(&config).unwrap();
+    let shown = format!("{builder:?}");
+    assert!(!shown.contains("pr0xy-pw"), "{shown}");
+    let eureka = builder
+        .start()
+        .await
+        .expect("the registry through the proxy");
+    let seen = proxy.seen();
+    assert!(!seen.is_empty(), "the fetch went through the proxy");
+    assert!(
+        seen.iter()
+            .all(|r| r.authorization.as_deref() == Some(expected) && r.target.contains("/eureka/")),
+        "{seen:?}"
+    );
+    eureka.shutdown().await;
+    registry.shutdown().await;
+
+    let config =
+        Config::from_yaml_str("eureka.client.proxy-port: 3128", "application.yml").unwrap();
+    let error = EurekaClient::builder().config(&config).unwrap_err();
+    assert!(error.to_string().contains("proxy-host"), "{error}");
 }
