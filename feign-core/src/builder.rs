@@ -6,6 +6,9 @@ mod compression_config;
 mod config;
 #[cfg(feature = "config")]
 mod resilience_config;
+mod transport;
+#[cfg(feature = "config")]
+mod transport_config;
 
 use std::fmt;
 use std::marker::PhantomData;
@@ -53,6 +56,8 @@ pub struct Builder<C> {
     default_headers: Vec<(String, String)>,
     default_query: Vec<(String, String)>,
     resilience: crate::resilience::Settings,
+    /// TLS, proxies, pool and HTTP version of the built-in transport (`builder/transport.rs`).
+    http: crate::HttpClientConfig,
     client_type: PhantomData<fn() -> C>,
 }
 
@@ -89,6 +94,7 @@ impl<C> Builder<C> {
             default_headers: Vec::new(),
             default_query: Vec::new(),
             resilience: Default::default(),
+            http: Default::default(),
             client_type: PhantomData,
         }
     }
@@ -419,19 +425,26 @@ impl<C: FromCore> Builder<C> {
                 "client path must start with `/` and be a valid path",
             ));
         }
-        let client = match self.client {
-            Some(client) => client,
-            None => {
-                let client = ReqwestClient::new();
-                // Builds the reqwest client of the default options now, so TLS setup errors
-                // surface here rather than on the first call.
-                client.client_for(&SendOptions {
-                    connect_timeout: self.options.get_connect_timeout(),
-                    follow_redirects: self.options.get_follow_redirects(),
-                })?;
-                Transport::Reqwest(client)
-            }
-        };
+        let client =
+            match self.client {
+                Some(_) if !self.http.is_default() => return Err(Error::builder(
+                    "TLS, proxy, pool and HTTP version settings apply to the built-in transport, \
+                     not to a client given with `.client(..)`: set them on that client \
+                     (`HttpClientConfig::apply` on a reqwest builder), or leave `.client(..)` out",
+                )),
+                Some(client) => client,
+                None => {
+                    self.http.warn_if_insecure(meta.service);
+                    let client = ReqwestClient::with_config(self.http);
+                    // Builds the reqwest client of the default options now, so TLS setup errors
+                    // surface here rather than on the first call.
+                    client.client_for(&SendOptions {
+                        connect_timeout: self.options.get_connect_timeout(),
+                        follow_redirects: self.options.get_follow_redirects(),
+                    })?;
+                    Transport::Reqwest(client)
+                }
+            };
         let mut interceptors = self.interceptors;
         // The defaults run first, so the user's interceptors see the request as sent.
         if let Some(defaults) =
@@ -476,6 +489,13 @@ fn fixed_target(url: &str) -> Result<Target, Error> {
     if uri.host().is_none_or(str::is_empty) {
         return Err(invalid("no host"));
     }
+    // `http::Uri` keeps any digits as the port; reqwest refuses one over 65535 on every call.
+    if let Some(port) = uri.authority().and_then(|a| a.as_str().rsplit_once(':')) {
+        let digits = port.1;
+        if !digits.contains(']') && !digits.is_empty() && digits.parse::<u16>().is_err() {
+            return Err(invalid("port must be a number from 0 to 65535"));
+        }
+    }
     if uri.query().is_some() || base.contains('#') {
         return Err(invalid("a base url cannot have a query or fragment"));
     }
@@ -504,6 +524,7 @@ impl<C> fmt::Debug for Builder<C> {
             .field("dismiss_404", &self.dismiss_404)
             .field("default_headers", &self.default_headers.len())
             .field("default_query", &self.default_query.len())
+            .field("http", &self.http)
             .finish_non_exhaustive()
     }
 }

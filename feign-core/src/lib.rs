@@ -146,6 +146,33 @@
 //! | `retryer`: `feign.Retryer.Default` or `feign.Retryer.NEVER_RETRY` | [`Builder::retryer`] with [`Retryer::default`] or [`Retryer::never`] |
 //! | `dismiss404` | [`Builder::dismiss_404`] |
 //! | `url` | [`Builder::url`] |
+//! | `ssl-bundle` | the Spring Boot PEM SSL bundle of that name: [`Builder::tls`] with [`Tls::from_ssl_bundle`] |
+//!
+//! ## Transport properties
+//!
+//! `spring.cloud.openfeign.httpclient.*` (and the older `feign.httpclient.*`) set every client's
+//! transport, before the client sections above, whose `connect-timeout`, `read-timeout`,
+//! `follow-redirects` and `ssl-bundle` win. Spring Cloud OpenFeign gives them to Apache
+//! HttpClient 5 or OkHttp; here they map onto the reqwest transport where they mean the same:
+//!
+//! | property (under `httpclient.`) | builder setting |
+//! |---|---|
+//! | `disable-ssl-validation` | [`Tls::danger_accept_invalid_certs`] (and a warning at build) |
+//! | `max-connections-per-route` | [`Builder::pool_max_idle_per_host`]: the idle connections kept per host (Apache caps all connections; hyper does not) |
+//! | `time-to-live`, `time-to-live-unit` (`SECONDS` by default) | [`Builder::pool_idle_timeout`], as Spring's OkHttp pool reads it |
+//! | `connection-timeout` (ms) | [`Options::connect_timeout`] |
+//! | `follow-redirects` | [`Options::follow_redirects`] |
+//! | `hc5.socket-timeout`, `hc5.socket-timeout-unit`; `ok-http.read-timeout` | [`Options::read_timeout`] |
+//! | `ok-http.protocols`: `[H2_PRIOR_KNOWLEDGE]`, `[HTTP_1_1]`, or `HTTP_2` with `HTTP_1_1` | [`Builder::http_protocol`]: [`HttpProtocol::Http2PriorKnowledge`], [`HttpProtocol::Http1Only`], [`HttpProtocol::Auto`] |
+//! | `http2.version`: `HTTP_2`, `HTTP_1_1` | [`HttpProtocol::Auto`], [`HttpProtocol::Http1Only`] |
+//! | `ssl-bundle`, `hc5.ssl-bundle` | every client's [`Tls`], from the named PEM bundle |
+//! | `max-connections` | checked and warned about: the pool has no total cap; a bulkhead caps concurrent calls |
+//! | `enabled`, `hc5.enabled`, `connection-timer-repeat`, `hc5.pool-concurrency-policy`, `hc5.pool-reuse-policy`, `hc5.connection-request-timeout(-unit)` | checked and accepted, no effect: they choose or tune Apache's client, and hyper's pool neither sweeps on a timer nor makes calls wait for a connection |
+//!
+//! Spring Boot's PEM SSL bundles (`spring.ssl.bundle.pem.<name>.*`: `truststore.certificate`,
+//! `keystore.certificate`, `keystore.private-key`, `keystore.private-key-password`,
+//! `options.enabled-protocols`) are read as [`Tls::from_ssl_bundle`] describes; JKS bundles and
+//! `options.ciphers` are errors saying so.
 //!
 //! `spring.cloud.openfeign.client.default-config` renames the `default` section. Keys that
 //! name Java classes (`error-decoder`, `encoder`, `decoder`, `contract`, `request-interceptors`,
@@ -208,7 +235,10 @@
 //! |---|---|---|
 //! | `config` | on | [`Builder::config`]: OpenFeign's Spring properties (`spring.cloud.openfeign.client.config.*`, `feign.client.config.*`, `spring.cloud.openfeign.circuitbreaker.*`, `resilience4j.circuitbreaker.*`, `resilience4j.bulkhead.*`) from `application.yml`, `application.properties` and the environment, through [`config`] (the feign-config crate) |
 //!
-//! TLS is always rustls, and gzip responses are always decoded.
+//! TLS is always rustls (ring), and gzip responses are always decoded. [`Builder::tls`],
+//! [`Builder::proxy`], [`Builder::pool_idle_timeout`], [`Builder::pool_max_idle_per_host`] and
+//! [`Builder::http_protocol`] set a client's CA, mutual-TLS identity, TLS versions, proxies,
+//! pool and HTTP version ([`HttpClientConfig`] holds them all).
 //!
 //! A method parameter must be bound by the template: a `{var}` without a `#[path]` parameter
 //! does not compile.
@@ -247,6 +277,7 @@ mod response;
 mod retry;
 mod streaming;
 mod sync;
+mod transport;
 
 #[doc(hidden)]
 #[path = "private.rs"]
@@ -290,6 +321,7 @@ pub use resolve::{AttemptOutcome, CallObserver, ChooseRequest, Chosen, InstanceH
 pub use response::Response;
 pub use retry::{retry_fn, FnRetryPolicy, RetryContext, RetryDecision, RetryPolicy, Retryer};
 pub use streaming::{StreamingReader, StreamingResponse};
+pub use transport::{HttpClientConfig, HttpProtocol, Proxy, Tls, TlsVersion};
 
 /// Spring-style configuration (feature `config`): the [`feign_config`] crate, whose
 /// `Config` [`Builder::config`] reads.

@@ -371,10 +371,30 @@ impl EurekaServerBuilder {
     /// be read or do not belong together. Peers and clients then use `https://` URLs; this
     /// server checks its HTTPS peers' certificates against the system's roots.
     pub fn tls_pem(mut self, cert_pem: impl Into<Vec<u8>>, key_pem: impl Into<Vec<u8>>) -> Self {
+        let client_ca = self.config.tls.take().and_then(|t| t.client_ca);
         self.config.tls = Some(tls::TlsPem {
             cert: cert_pem.into(),
             key: key_pem.into(),
+            client_ca,
         });
+        self
+    }
+
+    /// Requires mutual TLS: every client (and peer) must show a certificate signed by one of
+    /// the CAs in `ca_pem`; a connection without one fails its handshake. Only with
+    /// [`EurekaServerBuilder::tls_pem`], called before or after; default: no client
+    /// certificate asked for. An unusable CA PEM fails the start with [`ServerError::Tls`].
+    pub fn tls_client_ca_pem(mut self, ca_pem: impl Into<Vec<u8>>) -> Self {
+        match &mut self.config.tls {
+            Some(tls) => tls.client_ca = Some(ca_pem.into()),
+            None => {
+                self.config.tls = Some(tls::TlsPem {
+                    cert: Vec::new(),
+                    key: Vec::new(),
+                    client_ca: Some(ca_pem.into()),
+                });
+            }
+        }
         self
     }
 

@@ -67,6 +67,9 @@ struct Serve {
     /// The PEM private key of --tls-cert (PKCS#8, PKCS#1 or SEC1, not encrypted).
     #[arg(long, value_name = "PATH", requires = "tls_cert")]
     tls_key: Option<std::path::PathBuf>,
+    /// Require mutual TLS: clients must show a certificate signed by a CA in this PEM file.
+    #[arg(long, value_name = "PATH", requires = "tls_cert")]
+    tls_client_ca: Option<std::path::PathBuf>,
     /// Require HTTP basic auth with this user name (and the password) on every request.
     #[arg(long, value_name = "NAME", requires = "password")]
     user: Option<String>,
@@ -207,6 +210,9 @@ async fn run_server(args: Serve) -> Result<(), CliError> {
             })
         };
         builder = builder.tls_pem(read(cert)?, read(key)?);
+        if let Some(ca) = &args.tls_client_ca {
+            builder = builder.tls_client_ca_pem(read(ca)?);
+        }
     }
     let server = builder.start().await?;
     println!("eureka registry: {}", server.url());

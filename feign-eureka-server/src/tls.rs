@@ -13,6 +13,8 @@ use tokio_rustls::TlsAcceptor;
 pub(crate) struct TlsPem {
     pub(crate) cert: Vec<u8>,
     pub(crate) key: Vec<u8>,
+    /// When set, clients must show a certificate signed by one of these CAs (mutual TLS).
+    pub(crate) client_ca: Option<Vec<u8>>,
 }
 
 impl std::fmt::Debug for TlsPem {
@@ -20,6 +22,7 @@ impl std::fmt::Debug for TlsPem {
         f.debug_struct("TlsPem")
             .field("cert_bytes", &self.cert.len())
             .field("key", &"***")
+            .field("client_ca", &self.client_ca.is_some())
             .finish()
     }
 }
@@ -36,6 +39,9 @@ pub enum TlsError {
     /// The key PEM holds no readable private key (PKCS#8, PKCS#1 or SEC1), or it is encrypted.
     #[error("no readable private key in the key PEM (an encrypted key is not supported)")]
     Key(#[source] rustls::pki_types::pem::Error),
+    /// The client CA PEM holds no usable certificate.
+    #[error("no usable certificate in the client CA PEM")]
+    ClientCa(#[source] Option<Box<dyn std::error::Error + Send + Sync>>),
     /// rustls refused the pair: a key that does not match the certificate, or of a kind it
     /// cannot use.
     #[error("the certificate and key cannot serve TLS")]
@@ -53,12 +59,36 @@ pub(crate) fn acceptor(pem: &TlsPem) -> Result<TlsAcceptor, TlsError> {
     }
     let key = PrivateKeyDer::from_pem_slice(key_pem).map_err(TlsError::Key)?;
     let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let mut config = rustls::ServerConfig::builder_with_provider(provider)
+    let builder = rustls::ServerConfig::builder_with_provider(provider.clone())
         .with_safe_default_protocol_versions()
-        .map_err(TlsError::Refused)?
-        .with_no_client_auth()
+        .map_err(TlsError::Refused)?;
+    let builder = match &pem.client_ca {
+        Some(ca) => builder.with_client_cert_verifier(client_verifier(ca, provider)?),
+        None => builder.with_no_client_auth(),
+    };
+    let mut config = builder
         .with_single_cert(chain, key)
         .map_err(TlsError::Refused)?;
     config.alpn_protocols = vec![b"http/1.1".to_vec()];
     Ok(TlsAcceptor::from(Arc::new(config)))
+}
+
+/// Accepts only clients whose certificate one of the CAs in `ca_pem` signed.
+fn client_verifier(
+    ca_pem: &[u8],
+    provider: Arc<rustls::crypto::CryptoProvider>,
+) -> Result<Arc<dyn rustls::server::danger::ClientCertVerifier>, TlsError> {
+    let mut roots = rustls::RootCertStore::empty();
+    for cert in CertificateDer::pem_slice_iter(ca_pem) {
+        let cert = cert.map_err(|e| TlsError::ClientCa(Some(Box::new(e))))?;
+        roots
+            .add(cert)
+            .map_err(|e| TlsError::ClientCa(Some(Box::new(e))))?;
+    }
+    if roots.is_empty() {
+        return Err(TlsError::ClientCa(None));
+    }
+    rustls::server::WebPkiClientVerifier::builder_with_provider(Arc::new(roots), provider)
+        .build()
+        .map_err(|e| TlsError::ClientCa(Some(Box::new(e))))
 }

@@ -64,6 +64,15 @@ pub async fn calls_service() -> (String, CallsService) {
     (crate::serve(app).await, service)
 }
 
+/// `GET /calls/{mode}` answering the mode and nothing else: what [`CallsClient`] needs from a
+/// server that the test builds itself (over TLS, HTTP/2 only, behind a proxy).
+pub fn mode_echo() -> Router {
+    Router::new().route(
+        "/calls/{mode}",
+        axum::routing::get(|Path(mode): Path<String>| async move { mode }),
+    )
+}
+
 async fn answer(
     State(service): State<CallsService>,
     Path(mode): Path<String>,

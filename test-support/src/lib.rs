@@ -18,11 +18,15 @@
 //! | [`fs`] | [`TempDir`], a directory removed on drop |
 //! | [`log`] | [`Captured`], a `tracing` subscriber's text and [`Event`](log::Event)s kept to be read back |
 //! | [`mutation`] | [`Mutation`](mutation::Mutation)s of valid JSON documents: truncation, byte flips, values of another type |
+//! | [`tls`] | [`Pki`](tls::Pki), a CA made in the test with server and client certificates; [`TlsServer`](tls::TlsServer), HTTPS that can require a client certificate; [`serve_h2c`](tls::serve_h2c), HTTP/2 only over plain TCP |
+//! | [`proxy`] | [`ForwardProxy`](proxy::ForwardProxy), a recording HTTP proxy (plain, or reached over TLS): absolute-form forwarding and `CONNECT` tunnels to loopback |
+//! | [`errors`] | [`error_chain`]: an error and its sources on one line |
 //! | [`cases`] | [`proptest_cases`]: a property's case count, `PROPTEST_CASES` overriding the test's own |
 
 pub mod backend;
 pub mod calls;
 pub mod cases;
+pub mod errors;
 pub mod eureka;
 pub mod fs;
 pub mod log;
@@ -30,11 +34,14 @@ pub mod metrics;
 pub mod mutation;
 pub mod net;
 pub mod order;
+pub mod proxy;
 pub mod raw;
 pub mod server;
+pub mod tls;
 
-pub use calls::{calls_service, Calls, CallsClient, CallsService};
+pub use calls::{calls_service, mode_echo, Calls, CallsClient, CallsService};
 pub use cases::proptest_cases;
+pub use errors::error_chain;
 pub use fs::TempDir;
 pub use log::Captured;
 pub use metrics::{MetricsCapture, MetricsSnapshot, Series};

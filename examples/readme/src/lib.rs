@@ -246,6 +246,27 @@ let orders = OrderServiceClient::builder()
     Ok(())
 }
 
+/// "TLS, proxies and the connection pool".
+#[rustfmt::skip]
+#[allow(unused_variables)]
+pub fn transport() -> Outcome {
+use std::time::Duration;
+use feign_core::{HttpProtocol, Proxy, Tls, TlsVersion};
+
+let orders = OrderServiceClient::builder()
+    .url("https://orders.internal:8443")
+    .tls(Tls::new()
+        .ca_file("certs/internal-ca.pem")                             // only this CA is trusted
+        .identity_files("certs/client.pem", "certs/client-key.pem")  // mutual TLS
+        .min_version(TlsVersion::Tls13))
+    .proxy(Proxy::all("http://user:secret@proxy.internal:3128").no_proxy("localhost,.svc"))
+    .pool_idle_timeout(Duration::from_secs(30))
+    .pool_max_idle_per_host(16)
+    .http_protocol(HttpProtocol::Auto)        // or Http1Only, Http2PriorKnowledge (h2c)
+    .build()?;                                // files are read and checked here
+    Ok(())
+}
+
 /// "Load balancing".
 #[rustfmt::skip]
 #[allow(unused_variables)]

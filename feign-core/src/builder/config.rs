@@ -106,6 +106,7 @@ impl<C> Builder<C> {
                 }
             }
         }
+        self = self.bind_httpclient(config)?;
         let mut headers = Pairs::default();
         let mut query = Pairs::default();
         for section in [default_name.as_str(), self.meta.service] {
@@ -142,7 +143,9 @@ impl<C> Builder<C> {
             self.default_query
                 .extend(values.into_iter().map(|v| (name.clone(), v)));
         }
-        self.bind_resilience(config)?.bind_compression(config)
+        self.bind_ssl_bundles(config, &default_name)?
+            .bind_resilience(config)?
+            .bind_compression(config)
     }
 
     /// One property of a client section.
@@ -174,6 +177,10 @@ impl<C> Builder<C> {
                 ])?;
             }
             "dismiss404" => self.dismiss_404 = property.as_bool()?,
+            // Applied by `bind_ssl_bundles`, which can look the bundle up.
+            "sslbundle" => {
+                property.as_non_empty()?;
+            }
             "url" => self.url = Some(property.as_non_empty()?),
             "retryer" => {
                 let retryer = property.as_choice(&[

@@ -9,37 +9,53 @@ use http_body_util::BodyExt;
 
 use super::url_cache::UrlCache;
 use super::{Client, ResponseBody, SendOptions};
-use crate::Error;
+use crate::{Error, HttpClientConfig};
 
 /// Most same-origin redirects followed when following is on.
 const MAX_REDIRECTS: usize = 5;
 
 /// The default [`Client`]: reqwest (rustls), built with redirects off and the client's connect
 /// timeout. A method whose options differ (another connect timeout, redirects on) gets its own
-/// reqwest client, built once and kept.
+/// reqwest client, built once and kept, with the same [`HttpClientConfig`] (TLS, proxies, pool).
 #[derive(Clone)]
 pub struct ReqwestClient {
     clients: Arc<Mutex<Vec<(SendOptions, reqwest::Client)>>>,
     fixed: Option<reqwest::Client>,
+    http: Arc<HttpClientConfig>,
     urls: Arc<UrlCache>,
 }
 
 impl ReqwestClient {
     /// A client whose reqwest clients are built from each call's options.
     pub fn new() -> Self {
+        ReqwestClient::with_config(HttpClientConfig::default())
+    }
+
+    /// Like [`ReqwestClient::new`], every reqwest client built with `http`'s TLS, proxy,
+    /// pool and protocol settings.
+    pub fn with_config(http: HttpClientConfig) -> Self {
         ReqwestClient {
             clients: Arc::default(),
             fixed: None,
+            http: Arc::new(http),
             urls: Arc::default(),
         }
     }
 
-    /// Uses `client` as configured for every call; connect timeout and redirect options of
-    /// the feign client are then the reqwest client's own.
+    /// Uses `client` as configured for every call.
+    ///
+    /// **The reqwest client's own settings win** for what is set when a reqwest client is
+    /// built: its connect timeout and redirect policy are used for every call, and a client's
+    /// or method's `connect_timeout` and `follow_redirects` options have no effect (reqwest
+    /// cannot change them per request). The read timeout, total timeout and body limits still
+    /// apply: the pipeline enforces them. To keep per-method connect timeouts and redirects,
+    /// give the settings to the feign builder ([`HttpClientConfig`], `Builder::tls`,
+    /// `Builder::proxy`, ...) instead of building reqwest yourself.
     pub fn from_reqwest(client: reqwest::Client) -> Self {
         ReqwestClient {
             clients: Arc::default(),
             fixed: Some(client),
+            http: Arc::default(),
             urls: Arc::default(),
         }
     }
@@ -56,7 +72,7 @@ impl ReqwestClient {
         if let Some((_, client)) = clients.iter().find(|(o, _)| o == options) {
             return Ok(client.clone());
         }
-        let client = build(options)?;
+        let client = build(options, &self.http)?;
         clients.push((*options, client.clone()));
         Ok(client)
     }
@@ -72,8 +88,9 @@ impl Default for ReqwestClient {
 /// rustls, redirects not followed, gzip responses decoded, idle connections kept 90 s, and the
 /// given timeouts (`None`: no read or total timeout).
 ///
-/// Add what a client needs on top (a user agent, `no_proxy`, a redirect policy) and build it;
-/// [`ReqwestClient::from_reqwest`] takes the result.
+/// Add what a client needs on top (a user agent, [`HttpClientConfig::apply`] for TLS, proxies
+/// and the pool, a redirect policy) and build it; [`ReqwestClient::from_reqwest`] takes the
+/// result.
 ///
 /// ```
 /// use std::time::Duration;
@@ -104,8 +121,8 @@ pub fn reqwest_builder(
     builder
 }
 
-fn build(options: &SendOptions) -> Result<reqwest::Client, Error> {
-    let mut builder = reqwest_builder(options.connect_timeout, None, None);
+fn build(options: &SendOptions, http: &HttpClientConfig) -> Result<reqwest::Client, Error> {
+    let mut builder = http.apply(reqwest_builder(options.connect_timeout, None, None))?;
     if options.follow_redirects {
         builder = builder.redirect(reqwest::redirect::Policy::custom(|attempt| {
             let first = attempt.previous().first();
@@ -189,6 +206,7 @@ impl std::fmt::Debug for ReqwestClient {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ReqwestClient")
             .field("custom", &self.fixed.is_some())
+            .field("http", &self.http)
             .finish()
     }
 }

@@ -6,6 +6,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 use crate::support::{get_json, instance, register, start};
+use feign_test_support::tls::Pki;
 use feign_test_support::{closed_port_url, free_port};
 
 const BIN: &str = env!("CARGO_BIN_EXE_feign-eureka");
@@ -195,21 +196,30 @@ async fn serve_with_a_user_requires_the_credentials_and_apps_sends_them() {
     child.wait().unwrap();
 }
 
+/// `serve` with `pki`'s server certificate, and with `--tls-client-ca` when `mutual`: the
+/// child, its port and what it printed.
+async fn serve_tls(pki: &Pki, mutual: bool) -> (Child, u16, String) {
+    let dir = feign_test_support::TempDir::new("serve-tls");
+    let files = [
+        ("--tls-cert", dir.write("cert.pem", &pki.server.cert)),
+        ("--tls-key", dir.write("key.pem", &pki.server.key)),
+        ("--tls-client-ca", dir.write("ca.pem", &pki.ca)),
+    ];
+    let used = if mutual { 3 } else { 2 };
+    let args: Vec<&str> = files[..used]
+        .iter()
+        .flat_map(|(flag, path)| [*flag, path.to_str().unwrap()])
+        .collect();
+    let port = free_port();
+    let (child, lines) = serve(port, &args, "dashboard:").await;
+    (child, port, lines)
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn serve_with_a_certificate_answers_over_https() {
-    let pki = crate::tls::pki();
-    let dir = feign_test_support::TempDir::new("serve-tls");
-    let cert = dir.write("cert.pem", &pki.cert);
-    let key = dir.write("key.pem", &pki.key);
-    let port = free_port();
-    let args = [
-        "--tls-cert",
-        cert.to_str().unwrap(),
-        "--tls-key",
-        key.to_str().unwrap(),
-    ];
+    let pki = Pki::new();
+    let (mut child, port, lines) = serve_tls(&pki, false).await;
     let url = format!("https://127.0.0.1:{port}/eureka/");
-    let (mut child, lines) = serve(port, &args, "dashboard:").await;
     assert!(lines.contains(&url), "{lines}");
     assert!(
         lines.contains(&format!("https://127.0.0.1:{port}/\n")),
@@ -221,6 +231,35 @@ async fn serve_with_a_certificate_answers_over_https() {
         .await
         .expect("an HTTPS answer");
     assert_eq!(response.status(), 200);
+    child.kill().unwrap();
+    child.wait().unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn serve_with_a_client_ca_requires_a_client_certificate() {
+    let pki = Pki::new();
+    let (mut child, port, _) = serve_tls(&pki, true).await;
+    let url = format!("https://127.0.0.1:{port}/eureka/apps/");
+    let identity =
+        reqwest::Identity::from_pem(format!("{}{}", pki.client.cert, pki.client.key).as_bytes())
+            .unwrap();
+    let with_certificate = reqwest::Client::builder()
+        .tls_built_in_root_certs(false)
+        .add_root_certificate(reqwest::Certificate::from_pem(pki.ca.as_bytes()).unwrap())
+        .identity(identity)
+        .build()
+        .unwrap();
+    let response = with_certificate
+        .get(&url)
+        .send()
+        .await
+        .expect("an HTTPS answer");
+    assert_eq!(response.status(), 200);
+    let without = crate::tls::client_trusting(Some(&pki.ca))
+        .get(&url)
+        .send()
+        .await;
+    assert!(without.is_err(), "no certificate, no answer: {without:?}");
     child.kill().unwrap();
     child.wait().unwrap();
 }

@@ -1,13 +1,13 @@
 //! The registry over TLS with a certificate made here by a CA made here: a client trusting the
 //! CA reads it over HTTPS, one that does not is refused, plain HTTP gets no answer, and a key that
-//! is not the certificate's, or PEM that holds nothing, fails the start with a reason.
+//! is not the certificate's, or PEM that holds nothing (a client CA's included), fails the start
+//! with a reason. Mutual TLS against the client is tested in feign-eureka's `tls.rs`.
 
 use feign_eureka_server::{EurekaServer, ServerError, TlsError};
-use rcgen::{BasicConstraints, CertificateParams, IsCa, KeyPair};
 
 use crate::support::dev;
 
-/// A CA, and a certificate for 127.0.0.1 and localhost it signed, with its key; all PEM.
+/// The CA and the registry's certificate and key, all PEM (test-support's PKI, flattened).
 pub(crate) struct Pki {
     pub(crate) ca: String,
     pub(crate) cert: String,
@@ -15,18 +15,11 @@ pub(crate) struct Pki {
 }
 
 pub(crate) fn pki() -> Pki {
-    let mut ca_params = CertificateParams::new(Vec::<String>::new()).unwrap();
-    ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
-    let ca_key = KeyPair::generate().unwrap();
-    let ca = ca_params.self_signed(&ca_key).unwrap();
-    let server_params =
-        CertificateParams::new(vec!["127.0.0.1".to_owned(), "localhost".to_owned()]).unwrap();
-    let key = KeyPair::generate().unwrap();
-    let cert = server_params.signed_by(&key, &ca, &ca_key).unwrap();
+    let made = feign_test_support::tls::Pki::new();
     Pki {
-        ca: ca.pem(),
-        cert: cert.pem(),
-        key: key.serialize_pem(),
+        ca: made.ca,
+        cert: made.server.cert,
+        key: made.server.key,
     }
 }
 
@@ -104,6 +97,15 @@ async fn a_certificate_and_key_that_cannot_serve_tls_fail_the_start() {
     assert!(
         matches!(no_key, Err(ServerError::Tls(TlsError::Key(_)))),
         "{no_key:?}"
+    );
+    let no_client_ca = dev()
+        .tls_pem(pki.cert.as_bytes(), pki.key.as_bytes())
+        .tls_client_ca_pem("no CA here")
+        .start()
+        .await;
+    assert!(
+        matches!(no_client_ca, Err(ServerError::Tls(TlsError::ClientCa(_)))),
+        "{no_client_ca:?}"
     );
     let shown = format!(
         "{:?}",

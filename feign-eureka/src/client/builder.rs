@@ -54,6 +54,7 @@ pub struct EurekaClientBuilder {
     pub(crate) replication_interval: Duration,
     pub(crate) on_demand_status: bool,
     pub(crate) single_vip: Option<String>,
+    pub(crate) http: feign_core::HttpClientConfig,
     pub(crate) deferred: Option<Error>,
 }
 
@@ -84,6 +85,7 @@ impl Default for EurekaClientBuilder {
             replication_interval: Duration::from_secs(30),
             on_demand_status: true,
             single_vip: None,
+            http: feign_core::HttpClientConfig::default(),
             deferred: None,
         }
     }
@@ -183,6 +185,30 @@ impl EurekaClientBuilder {
     /// this, or it fails as timed out and the next server is tried.
     pub fn read_timeout(mut self, timeout: Duration) -> Self {
         self.read_timeout = timeout;
+        self
+    }
+
+    /// TLS to the Eureka servers: a private CA, a client certificate for a registry that
+    /// requires mutual TLS, protocol versions (see [`feign_core::Tls`]). Files are read and
+    /// checked by [`start`](EurekaClientBuilder::start), which fails with
+    /// [`Error::HttpClient`] naming the file. Default: the public roots, no client certificate.
+    pub fn tls(mut self, tls: feign_core::Tls) -> Self {
+        self.http = self.http.tls(tls);
+        self
+    }
+
+    /// Reaches the Eureka servers through `proxy` (its password never logged). Default: none,
+    /// and then the `HTTP_PROXY` / `HTTPS_PROXY` / `NO_PROXY` environment variables are
+    /// followed.
+    pub fn proxy(mut self, proxy: feign_core::Proxy) -> Self {
+        self.http = self.http.proxy(proxy);
+        self
+    }
+
+    /// Replaces the TLS, proxy, pool and HTTP version settings at once, as feign-core's
+    /// `Builder::http_client_config` does for a client.
+    pub fn http_client_config(mut self, config: feign_core::HttpClientConfig) -> Self {
+        self.http = config;
         self
     }
 
@@ -349,6 +375,7 @@ impl EurekaClientBuilder {
             session_duration: self.session_duration,
             my_zone: self.my_zone(),
             seed: self.seed,
+            http: self.http.clone(),
         }
     }
 

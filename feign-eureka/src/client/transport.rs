@@ -61,6 +61,8 @@ pub(crate) struct TransportConfig {
     pub(crate) my_zone: String,
     /// Seeds the server order and session lengths; random when `None`.
     pub(crate) seed: Option<u64>,
+    /// TLS, proxies and pool of the HTTP client.
+    pub(crate) http: feign_core::HttpClientConfig,
 }
 
 struct State {
@@ -88,11 +90,22 @@ impl Transport {
         if endpoints.is_empty() {
             return Err(Error::NoServiceUrl);
         }
-        let http =
+        if config.http.accepts_invalid_certs() {
+            tracing::warn!(
+                target: "feign_eureka",
+                "TLS certificate checks to the Eureka servers are OFF (danger_accept_invalid_certs): \
+                 anyone on the path can answer as the registry; never use this outside a test environment"
+            );
+        }
+        let builder =
             feign_core::reqwest_builder(config.connect_timeout, Some(config.read_timeout), None)
-                .user_agent(concat!("feign-eureka/", env!("CARGO_PKG_VERSION")))
-                .build()
-                .map_err(|e| Error::HttpClient(Box::new(e)))?;
+                .user_agent(concat!("feign-eureka/", env!("CARGO_PKG_VERSION")));
+        let http = config
+            .http
+            .apply(builder)
+            .map_err(|e| Error::HttpClient(Box::new(e)))?
+            .build()
+            .map_err(|e| Error::HttpClient(Box::new(e)))?;
         let mut rng = match config.seed {
             Some(seed) => SmallRng::seed_from_u64(seed),
             None => SmallRng::from_rng(&mut rand::rng()),

@@ -31,6 +31,13 @@
 //! | `eureka.instance.virtual-host-name`, `secure-virtual-host-name` | VIP addresses |
 //! | `eureka.instance.home-page-url`, `status-page-url`, `status-page-url-path`, `health-check-url`, `health-check-url-path` | URLs |
 //! | `eureka.instance.initial-status` | initial status |
+//! | `eureka.client.proxy-host`, `proxy-port`, `proxy-user-name`, `proxy-password` | [`EurekaClientBuilder::proxy`]: an HTTP proxy for every call to the registry, the password never shown |
+//! | `eureka.client.tls.enabled` | the settings below are used only when `true` (as in Spring Cloud Netflix) |
+//! | `eureka.client.tls.trust-store` | a PEM file of CA certificates: [`EurekaClientBuilder::tls`] with [`feign_core::Tls::ca_file`] |
+//! | `eureka.client.tls.key-store` | a PEM file holding the client certificate (then its chain) and its private key, for mutual TLS: [`feign_core::Tls::identity_files`] |
+//! | `eureka.client.tls.key-store-type`, `trust-store-type` | `PEM` only: convert a PKCS12 or JKS store with `openssl pkcs12 -nodes` |
+//! | `eureka.client.tls.key-password` (or `key-store-password`) | the password of an encrypted PKCS#8 key in the key store: [`feign_core::Tls::key_password`]; `trust-store-password` is accepted and unused |
+//! | `eureka.client.tls.ssl-bundle` | the Spring Boot PEM SSL bundle `spring.ssl.bundle.pem.<name>.*` instead (see [`feign_core::Tls::from_ssl_bundle`]) |
 //!
 //! Properties come from [`feign_config`], the property source shared with feign-core and
 //! feign-lb: names follow Spring's relaxed binding (`service-url`, `serviceUrl` and
@@ -75,6 +82,8 @@
 //! assert!(err.to_string().contains("eureka.client.registry-fetch-interval"));
 //! # Ok::<(), feign_eureka::Error>(())
 //! ```
+
+mod tls;
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -207,6 +216,8 @@ impl EurekaClientBuilder {
         let mut replaced_urls = false;
         let mut instance = InstanceSettings::default();
         let mut register: Option<(bool, Property)> = None;
+        let mut tls_properties = Vec::new();
+        let mut proxy_properties = Vec::new();
         if let Some(name) = config.get("spring.application.name")? {
             instance.app_name = Some(name.as_str());
         }
@@ -237,6 +248,14 @@ impl EurekaClientBuilder {
                 if let Some(first) = property.as_list().into_iter().next() {
                     instance.availability_zone = Some(first);
                 }
+                continue;
+            }
+            if lower.starts_with("eureka.client.proxy") {
+                proxy_properties.push(property);
+                continue;
+            }
+            if lower.starts_with("eureka.client.tls.") {
+                tls_properties.push(property);
                 continue;
             }
             if lower.starts_with("eureka.instance.metadatamap.") {
@@ -329,6 +348,12 @@ impl EurekaClientBuilder {
                 }
                 _ => return Err(unknown(&property)),
             }
+        }
+        if let Some(tls) = tls::tls(config, &tls_properties)? {
+            builder = builder.tls(tls);
+        }
+        if let Some(proxy) = tls::proxy(&proxy_properties)? {
+            builder = builder.proxy(proxy);
         }
         if let Some(zone) = &instance.availability_zone {
             builder = builder.preferred_zone(zone.clone());

@@ -17,6 +17,7 @@ mod runtime_metadata;
 mod server_tries;
 mod shutdown;
 mod single_vip;
+mod transport;
 
 /// The embedded registry on a free loopback port, answering reads without its read-only cache
 /// (changes show at once).
