@@ -208,6 +208,7 @@
 //! ```
 
 pub mod backoff;
+mod body;
 mod builder;
 mod call_info;
 mod client;
@@ -220,6 +221,7 @@ mod escape;
 mod interceptor;
 mod log;
 mod meta;
+pub mod multipart;
 mod options;
 mod pipeline;
 mod redact;
@@ -235,13 +237,14 @@ pub mod __private;
 
 pub use feign_macros::feign_client;
 
+pub use body::{BodyStream, FileBody, RequestBody};
 pub use builder::{
     Builder, DEFAULT_MAX_HEADER_BYTES, DEFAULT_MAX_REQUEST_TARGET_BYTES, DEFAULT_MAX_RESPONSE_BYTES,
 };
 pub use call_info::CallInfo;
 pub use client::{
-    client_fn, reqwest_builder, Client, FnClient, ReqwestClient, ResponseBody, SendOptions,
-    TowerClient,
+    client_fn, reqwest_builder, Client, FnClient, FromRequestBody, ReqwestClient, ResponseBody,
+    SendOptions, TowerClient,
 };
 pub use codec::{
     decoder_fn, encoder_fn, error_decoder_fn, parse_retry_after, DecodeTarget, Decoder,

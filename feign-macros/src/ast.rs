@@ -53,6 +53,8 @@ pub(crate) struct Method<'a> {
     /// Method-level `#[headers]`, checked.
     pub(crate) headers: Vec<(String, String)>,
     pub(crate) idempotent: bool,
+    /// `#[multipart]`, kept for spans.
+    pub(crate) multipart: Option<&'a Attribute>,
     pub(crate) options: Options,
     pub(crate) receiver: Option<&'a Receiver>,
     pub(crate) params: Vec<Param<'a>>,
@@ -70,6 +72,8 @@ pub(crate) enum Role {
     HeaderMap,
     Body,
     Form,
+    /// `#[part]`: the part name, the parameter's name unless given.
+    Part(String),
 }
 
 /// A typed parameter (not the receiver).
@@ -143,6 +147,7 @@ impl<'a> Method<'a> {
         let mut headers =
             Slot::new("#[headers] attribute: list every header in one #[headers(...)]");
         let mut idempotent = Slot::new("#[idempotent] attribute");
+        let mut multipart = Slot::new("#[multipart] attribute");
         let mut options_seen =
             Slot::new("#[options] attribute: give every option in one #[options(...)]");
         let mut options = Options::default();
@@ -157,6 +162,10 @@ impl<'a> Method<'a> {
                 "idempotent" => {
                     attr::no_args(cx, attr);
                     idempotent.set(cx, attr, ());
+                }
+                "multipart" => {
+                    attr::no_args(cx, attr);
+                    multipart.set(cx, attr, attr);
                 }
                 "options" => {
                     options_seen.set(cx, attr, ());
@@ -203,6 +212,7 @@ impl<'a> Method<'a> {
             http: http.get(),
             headers: headers.get().unwrap_or_default(),
             idempotent: idempotent.get().is_some(),
+            multipart: multipart.get(),
             options,
             receiver,
             params,
@@ -230,15 +240,15 @@ impl<'a> Param<'a> {
         for attr in &original.attrs {
             let name = attr::attr_name(attr);
             let value = match name.as_str() {
-                "path" | "query" => {
+                "path" | "query" | "part" => {
                     let given = attr::optional_string(cx, attr);
                     let name_of = given
                         .map(|lit| lit.value())
                         .unwrap_or_else(|| default_name.clone());
-                    if name == "path" {
-                        Role::Path(name_of)
-                    } else {
-                        Role::Query(name_of)
+                    match name.as_str() {
+                        "path" => Role::Path(name_of),
+                        "query" => Role::Query(name_of),
+                        _ => Role::Part(name_of),
                     }
                 }
                 "header" => match attr::single_string(cx, attr, "#[header(\"X-Request-Id\")]") {

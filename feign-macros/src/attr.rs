@@ -25,6 +25,7 @@ pub(crate) const PARAM_ATTRS: &[&str] = &[
     "header_map",
     "body",
     "form",
+    "part",
 ];
 
 /// Attributes rustc accepts on a parameter; they are left alone.
@@ -376,7 +377,10 @@ pub(crate) fn is_builtin_param_attr(attr: &Attribute) -> bool {
 pub(crate) fn is_method_attr(attr: &Attribute) -> bool {
     let name = attr_name(attr);
     HTTP_METHODS.contains(&name.as_str())
-        || matches!(name.as_str(), "headers" | "idempotent" | "options")
+        || matches!(
+            name.as_str(),
+            "headers" | "idempotent" | "options" | "multipart"
+        )
 }
 
 /// Whether the attribute is one this macro consumes on the trait.

@@ -9,7 +9,9 @@ use tokio::time::Instant;
 use super::args::RequestArgs;
 use super::body::{self, OverLimit};
 use super::observe::{AttemptGuard, CallObservation};
+use super::upload;
 use super::{CoreInner, Target};
+use crate::body::RequestBody;
 use crate::client::SendOptions;
 use crate::interceptor::RequestTemplate;
 use crate::options::Options;
@@ -142,7 +144,13 @@ impl Call<'_> {
                 elapsed: now - start,
                 remaining: deadline.map(|d| d.saturating_duration_since(now)),
             };
-            match inner.retry.decide(&ctx) {
+            // A streamed body that has started to go out cannot be sent again.
+            let decision = if self.template.stream.as_ref().is_some_and(|s| s.started()) {
+                RetryDecision::Stop
+            } else {
+                inner.retry.decide(&ctx)
+            };
+            match decision {
                 RetryDecision::Retry {
                     delay,
                     same_instance: same,
@@ -233,7 +241,11 @@ impl Call<'_> {
         let inner = self.inner;
         let template = self.template;
         let key = template.meta.key;
-        let mut request = http::Request::new(template.body.clone());
+        let body = match &template.stream {
+            None => RequestBody::from(template.body.clone()),
+            Some(stream) => RequestBody::shared(stream.clone()),
+        };
+        let mut request = http::Request::new(body);
         *request.method_mut() = template.method.clone();
         *request.uri_mut() = uri;
         *request.headers_mut() = template.headers.clone();
@@ -254,19 +266,33 @@ impl Call<'_> {
             follow_redirects: self.options.get_follow_redirects(),
         };
         let read_timeout = self.options.get_read_timeout();
-        let response =
-            match tokio::time::timeout(read_timeout, inner.client.send(request, &send_options))
-                .await
-            {
-                Ok(Ok(response)) => response,
-                Ok(Err(error)) => return Err(self.failed(error, started)),
-                Err(_) => {
-                    return Err(self.failed(
-                        Error::timeout(format!("no response within {read_timeout:?}")),
-                        started,
-                    ))
-                }
-            };
+        let sending = inner.client.send(request, &send_options);
+        let sent = match template.stream.as_deref() {
+            None => tokio::time::timeout(read_timeout, sending).await,
+            // Boxed: a streamed call is rare, and the common call's future stays small.
+            Some(stream) => {
+                Box::pin(upload::within_read_timeout(sending, stream, read_timeout)).await
+            }
+        };
+        let response = match sent {
+            Ok(Ok(response)) => response,
+            Ok(Err(error)) => {
+                let error = match template.stream.as_deref() {
+                    Some(stream) => upload::explain(stream, error),
+                    None => error,
+                };
+                return Err(self.failed(error, started));
+            }
+            Err(_) => {
+                return Err(self.failed(
+                    Error::timeout(format!("no response within {read_timeout:?}")),
+                    started,
+                ))
+            }
+        };
+        if let Some(error) = template.stream.as_deref().and_then(upload::failed) {
+            return Err(self.failed(error, started));
+        }
         let (parts, response_body) = response.into_parts();
         let over_limit = if parts.status.is_success() {
             OverLimit::Fail

@@ -8,6 +8,7 @@ mod headers;
 mod metrics;
 mod observe;
 mod span;
+mod upload;
 mod validate;
 
 use std::fmt;

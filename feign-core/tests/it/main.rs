@@ -9,6 +9,7 @@
 mod bearer;
 mod config;
 mod config_resilience;
+mod multipart;
 mod observability;
 mod pipeline;
 mod proptest_encoding;
@@ -17,3 +18,4 @@ mod proptest_paths;
 mod responses;
 mod retry;
 mod safety;
+mod upload;
