@@ -81,6 +81,19 @@ impl BodyStream {
     }
 }
 
+/// The chunks, for code that is handed a `BodyStream` (a fallback, a custom transport).
+impl Stream for BodyStream {
+    type Item = Result<Bytes, BoxError>;
+
+    fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        self.chunks.as_mut().poll_next(cx)
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        self.chunks.size_hint()
+    }
+}
+
 impl fmt::Debug for BodyStream {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("BodyStream")

@@ -327,3 +327,66 @@ async fn a_transport_of_buffered_bodies_refuses_a_stream_before_sending() {
     );
     assert_eq!(whole.load(Ordering::SeqCst), 1);
 }
+
+#[tokio::test]
+async fn an_open_file_is_sent_from_its_position_on() {
+    use std::io::{Seek as _, SeekFrom};
+
+    let (router, _) = echo();
+    let client = client(&serve(router).await);
+    let dir = TempDir::new("upload-open-file");
+    let path = dir.write("data.txt", "skip:the rest");
+    let mut file = std::fs::File::open(&path).unwrap();
+    file.seek(SeekFrom::Start(5)).unwrap();
+    let body = FileBody::from_file(tokio::fs::File::from_std(file))
+        .await
+        .unwrap();
+    assert_eq!(client.put_file(body).await.unwrap(), "length 8|the rest");
+}
+
+/// Answers uploads from what it was given: the stand-ins for what the failed call consumed.
+struct Fallback;
+
+#[feign_core::async_trait]
+impl Uploads for Fallback {
+    async fn put_stream(&self, mut body: BodyStream) -> Result<String, Error> {
+        let first = body.next().await.expect("one item");
+        Ok(format!(
+            "fallback: {}",
+            first.expect_err("a consumed stream")
+        ))
+    }
+
+    async fn put_file(&self, file: FileBody) -> Result<String, Error> {
+        Ok(format!("fallback for {file:?}"))
+    }
+
+    async fn put_bytes(&self, body: Vec<u8>) -> Result<String, Error> {
+        Ok(format!("fallback with {} bytes", body.len()))
+    }
+}
+
+#[tokio::test]
+async fn a_fallback_gets_what_the_failed_call_did_not_consume() {
+    let failing = Router::new().route(
+        "/upload",
+        any(|| async { http::StatusCode::SERVICE_UNAVAILABLE }),
+    );
+    let client = UploadsClient::builder()
+        .url(serve(failing).await)
+        .retryer(Retryer::never())
+        .fallback(Arc::new(Fallback))
+        .build()
+        .unwrap();
+    let answer = client.put_stream(chunks(&["a", "b"])).await.unwrap();
+    assert!(
+        answer.contains("consumed by the call a fallback stands in for"),
+        "{answer}"
+    );
+    let dir = TempDir::new("upload-fallback");
+    let file = FileBody::open(dir.write("kept.txt", "abc")).await.unwrap();
+    let answer = client.put_file(file).await.unwrap();
+    assert!(answer.contains("kept.txt"), "{answer}");
+    let answer = client.put_bytes(vec![7; 3]).await.unwrap();
+    assert_eq!(answer, "fallback with 3 bytes");
+}
