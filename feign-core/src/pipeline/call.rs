@@ -259,6 +259,7 @@ impl Call<'_> {
             request.uri(),
             request.headers(),
             &template.body,
+            template.stream.as_ref().map(|stream| stream.length()),
         );
         let started = Instant::now();
         let send_options = SendOptions {

@@ -390,3 +390,91 @@ async fn a_fallback_gets_what_the_failed_call_did_not_consume() {
     let answer = client.put_bytes(vec![7; 3]).await.unwrap();
     assert_eq!(answer, "fallback with 3 bytes");
 }
+
+#[tokio::test]
+async fn a_stream_is_read_as_the_server_takes_it_never_ahead_of_it() {
+    // The server reads 1 MiB, then nothing: what the client pulled from a 1 GiB stream is
+    // bounded by socket buffers, not by the body.
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    let (read_enough, mut wait) = tokio::sync::mpsc::channel::<()>(1);
+    tokio::spawn(async move {
+        let (mut socket, _) = listener.accept().await.unwrap();
+        let mut buffer = vec![0u8; 64 * 1024];
+        let mut read = 0;
+        while read < 1 << 20 {
+            read += socket.read(&mut buffer).await.unwrap();
+        }
+        read_enough.send(()).await.unwrap();
+        tokio::time::sleep(Duration::from_secs(30)).await;
+    });
+    let pulled = Arc::new(AtomicUsize::new(0));
+    let counter = pulled.clone();
+    let chunk = Bytes::from(vec![b'x'; 64 * 1024]);
+    let gib = stream::repeat(chunk).take(16 * 1024).map(move |chunk| {
+        counter.fetch_add(chunk.len(), Ordering::SeqCst);
+        Ok::<_, std::io::Error>(chunk)
+    });
+    let client = client(&url);
+    let call =
+        tokio::spawn(async move { client.put_stream(BodyStream::sized(gib, 1 << 30)).await });
+    wait.recv().await.unwrap();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let taken = pulled.load(Ordering::SeqCst);
+    call.abort();
+    assert!(taken >= 1 << 20, "{taken}");
+    assert!(
+        taken < 32 << 20,
+        "{taken} bytes pulled ahead of a stalled server"
+    );
+}
+
+#[tokio::test]
+async fn interceptors_see_a_streamed_body_and_its_length() {
+    let (router, _) = echo();
+    let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let kept = seen.clone();
+    let client = UploadsClient::builder()
+        .url(serve(router).await)
+        .interceptor(feign_core::interceptor_fn(move |template| {
+            kept.lock().unwrap().push((
+                template.is_body_streamed(),
+                template.body_length(),
+                template.body().len(),
+            ));
+            Ok(())
+        }))
+        .build()
+        .unwrap();
+    let sized = BodyStream::sized(
+        stream::iter([Ok::<_, std::io::Error>(Bytes::from("xyz"))]),
+        3,
+    );
+    client.put_stream(sized).await.unwrap();
+    client.put_stream(chunks(&["a"])).await.unwrap();
+    client.put_bytes(b"four".to_vec()).await.unwrap();
+    assert_eq!(
+        *seen.lock().unwrap(),
+        [(true, Some(3), 0), (true, None, 0), (false, Some(4), 4)]
+    );
+}
+
+#[tokio::test]
+async fn the_full_log_names_a_streamed_body_and_its_length() {
+    let (captured, _guard) = feign_test_support::Captured::install();
+    let (router, _) = echo();
+    let client = UploadsClient::builder()
+        .url(serve(router).await)
+        .log_level(feign_core::LogLevel::Full)
+        .build()
+        .unwrap();
+    let sized = BodyStream::sized(
+        stream::iter([Ok::<_, std::io::Error>(Bytes::from("xyz"))]),
+        3,
+    );
+    client.put_stream(sized).await.unwrap();
+    client.put_stream(chunks(&["a"])).await.unwrap();
+    let text = captured.text();
+    assert!(text.contains("(streamed body, 3 bytes)"), "{text}");
+    assert!(text.contains("(streamed body, length unknown)"), "{text}");
+}
