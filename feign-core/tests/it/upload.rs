@@ -74,6 +74,20 @@ fn chunks(parts: &[&'static str]) -> BodyStream {
     BodyStream::new(stream::iter(items))
 }
 
+/// `xyz`, with its length.
+fn xyz() -> BodyStream {
+    BodyStream::sized(
+        stream::iter([Ok::<_, std::io::Error>(Bytes::from("xyz"))]),
+        3,
+    )
+}
+
+/// Sends `xyz` with its length, then `a` chunked.
+async fn sized_then_chunked(client: &UploadsClient) {
+    client.put_stream(xyz()).await.unwrap();
+    client.put_stream(chunks(&["a"])).await.unwrap();
+}
+
 #[tokio::test]
 async fn a_stream_goes_chunked_and_a_sized_stream_or_file_with_its_length() {
     let (router, _) = echo();
@@ -82,11 +96,7 @@ async fn a_stream_goes_chunked_and_a_sized_stream_or_file_with_its_length() {
         client.put_stream(chunks(&["ab", "cd", "e"])).await.unwrap(),
         "chunked|abcde"
     );
-    let sized = BodyStream::sized(
-        stream::iter([Ok::<_, std::io::Error>(Bytes::from("xyz"))]),
-        3,
-    );
-    assert_eq!(client.put_stream(sized).await.unwrap(), "length 3|xyz");
+    assert_eq!(client.put_stream(xyz()).await.unwrap(), "length 3|xyz");
 
     let dir = TempDir::new("upload-file");
     let path = dir.write("data.txt", "file contents");
@@ -446,12 +456,7 @@ async fn interceptors_see_a_streamed_body_and_its_length() {
         }))
         .build()
         .unwrap();
-    let sized = BodyStream::sized(
-        stream::iter([Ok::<_, std::io::Error>(Bytes::from("xyz"))]),
-        3,
-    );
-    client.put_stream(sized).await.unwrap();
-    client.put_stream(chunks(&["a"])).await.unwrap();
+    sized_then_chunked(&client).await;
     client.put_bytes(b"four".to_vec()).await.unwrap();
     assert_eq!(
         *seen.lock().unwrap(),
@@ -468,12 +473,7 @@ async fn the_full_log_names_a_streamed_body_and_its_length() {
         .log_level(feign_core::LogLevel::Full)
         .build()
         .unwrap();
-    let sized = BodyStream::sized(
-        stream::iter([Ok::<_, std::io::Error>(Bytes::from("xyz"))]),
-        3,
-    );
-    client.put_stream(sized).await.unwrap();
-    client.put_stream(chunks(&["a"])).await.unwrap();
+    sized_then_chunked(&client).await;
     let text = captured.text();
     assert!(text.contains("(streamed body, 3 bytes)"), "{text}");
     assert!(text.contains("(streamed body, length unknown)"), "{text}");
