@@ -64,6 +64,15 @@
 //! closure adapter ([`interceptor_fn`], [`encoder_fn`], [`decoder_fn`], [`error_decoder_fn`],
 //! [`retry_fn`], [`client_fn`]).
 //!
+//! # Request bodies
+//!
+//! A `#[body]` is JSON through the [`Encoder`], sent as it is for `String`, `Vec<u8>` and
+//! [`Bytes`], or streamed for a [`BodyStream`] (chunked, or with its length) and a [`FileBody`]
+//! (read from disk as it goes out). A `#[multipart]` method sends its `#[part]` parameters as
+//! `multipart/form-data` (see [`multipart`]). A [`Client`] receives a [`RequestBody`]: buffered
+//! bytes, which every attempt can send, or a stream that can be read once; a call is never
+//! retried once its streamed body has started to go out.
+//!
 //! # Observability
 //!
 //! Every call runs in one `tracing` span at `INFO`, target `feign_core`, **named by its
