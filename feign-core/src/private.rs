@@ -55,7 +55,8 @@
 //!         // #[multipart] methods: req.multipart(); first, then per #[part] (`Option` unrolled):
 //!         // req.part_text("name", &name);           // T: Display + ?Sized: String, str, numbers
 //!         // req.part_bytes("data", data);           // T: Into<Bytes>; borrowed: bytes_of(&data)
-//!         // req.part("file", file);                 // T: Into<Part>: Part, FilePart, BodyStream, FileBody
+//!         // req.part("file", file);                 // T: IntoPart: Part, FilePart, BodyStream, FileBody
+//!         // for f in files { req.part("files", f); } // Vec of those: one part each, same name
 //!         // req.part_json("meta", &meta);           // T: Serialize + ?Sized, through the Encoder
 //!         let res = self.core.execute(req).await;   // Result<Response, Error>; non-2xx -> ErrorDecoder
 //!         // Without a fallback (the trait is not object safe):
@@ -163,6 +164,15 @@ impl<T: KeepForFallback> KeepForFallback for Option<T> {
     }
     fn spent() -> Self {
         None
+    }
+}
+
+impl<T: KeepForFallback> KeepForFallback for Vec<T> {
+    fn keep_for_fallback(&self) -> Self {
+        self.iter().map(T::keep_for_fallback).collect()
+    }
+    fn spent() -> Self {
+        Vec::new()
     }
 }
 

@@ -518,7 +518,7 @@ fn kept_kind(role: &Role, ty: &Type) -> Kept {
         Role::Body if ty::stream_body(ty) => Kept::Spent,
         Role::Part(_) => match ty::part(ty) {
             (false, PartKind::Bytes(false)) => Kept::Cloned,
-            (_, PartKind::Part) => Kept::Spent,
+            (_, PartKind::Part | PartKind::Parts) => Kept::Spent,
             _ => Kept::No,
         },
         _ => Kept::No,
@@ -595,12 +595,24 @@ fn part(
             quote_spanned!(span=> __feign_req.part #fish (#name, #value);)
         }
         ty::PartKind::Part => quote_spanned!(span=> __feign_req.part #fish (#name, #ident);),
+        ty::PartKind::Parts => {
+            let each = if optional {
+                value.to_token_stream()
+            } else {
+                ident.to_token_stream()
+            };
+            quote_spanned! {span=>
+                for __feign_each in #each {
+                    __feign_req.part(#name, __feign_each);
+                }
+            }
+        }
     };
     if !optional {
         return add;
     }
     let source = match kind {
-        ty::PartKind::Part => ident.to_token_stream(),
+        ty::PartKind::Part | ty::PartKind::Parts => ident.to_token_stream(),
         _ => quote!(&#ident),
     };
     quote!(if let ::core::option::Option::Some(#value) = #source { #add })

@@ -119,6 +119,9 @@ pub(crate) enum PartKind {
     Bytes(bool),
     /// `Part`, `FilePart`, `BodyStream`, `FileBody`: moved into the request.
     Part,
+    /// `Vec` of those: one part per element, under the same name (Spring's
+    /// `List<MultipartFile>`).
+    Parts,
     /// Anything else: serialized by the client's Encoder.
     Json,
 }
@@ -142,6 +145,10 @@ fn part_inner(ty: &Type) -> PartKind {
         };
     }
     match last_segment(peel(ty)) {
+        Some((name, args)) if name == "Vec" && args.len() == 1 => match part_inner(args[0]) {
+            PartKind::Part => PartKind::Parts,
+            _ => PartKind::Json,
+        },
         Some((name, args)) if args.is_empty() => match name.as_str() {
             "Part" | "FilePart" | "BodyStream" | "FileBody" => PartKind::Part,
             "u8" | "u16" | "u32" | "u64" | "u128" | "usize" | "i8" | "i16" | "i32" | "i64"
@@ -249,6 +256,8 @@ mod tests {
             (true, PartKind::Part)
         );
         assert_eq!(part(&ty("Metadata")), (false, PartKind::Json));
+        assert_eq!(part(&ty("Vec<FilePart>")), (false, PartKind::Parts));
+        assert_eq!(part(&ty("Vec<Metadata>")), (false, PartKind::Json));
     }
 
     #[test]

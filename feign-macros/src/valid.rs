@@ -205,7 +205,9 @@ fn check_method(cx: &Ctxt, method: &Method<'_>) {
             Role::Part(name) => {
                 part_seen = true;
                 let ty = &*param.original.ty;
-                if matches!(ty, syn::Type::Reference(_)) && ty::part(ty).1 == ty::PartKind::Part {
+                if matches!(ty, syn::Type::Reference(_))
+                    && matches!(ty::part(ty).1, ty::PartKind::Part | ty::PartKind::Parts)
+                {
                     cx.error_spanned_by(
                         ty,
                         "a streamed or file part is read as it is sent: pass it by value",

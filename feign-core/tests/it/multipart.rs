@@ -61,6 +61,10 @@ trait Files {
 
     #[post("/upload")]
     #[multipart]
+    async fn many(&self, #[part("files")] files: Vec<FilePart>) -> Result<Echo, Error>;
+
+    #[post("/upload")]
+    #[multipart]
     async fn text_only(&self, #[part] a: String, #[part] b: &[u8]) -> Result<Echo, Error>;
 }
 
@@ -277,4 +281,32 @@ async fn a_content_type_that_is_not_a_header_value_fails_before_sending() {
     let error = client.one_file(file).await.unwrap_err();
     assert!(error.is_request(), "{error}");
     assert!(error.to_string().contains("part `file`"), "{error}");
+}
+
+#[tokio::test]
+async fn a_vec_of_file_parts_sends_one_part_each_under_one_name() {
+    let client = client().await;
+    let dir = TempDir::new("multipart-many");
+    let mut files = Vec::new();
+    for name in ["a.txt", "b.txt"] {
+        files.push(FilePart::open(dir.write(name, name)).await.unwrap());
+    }
+    let echo = client.many(files).await.unwrap();
+    assert_eq!(
+        echo.parts,
+        vec![
+            seen(
+                "files",
+                Some("a.txt"),
+                Some("application/octet-stream"),
+                b"a.txt"
+            ),
+            seen(
+                "files",
+                Some("b.txt"),
+                Some("application/octet-stream"),
+                b"b.txt"
+            ),
+        ]
+    );
 }

@@ -23,6 +23,8 @@ pub trait Files {
         #[part] note: Option<String>,
         #[part] extra: Option<Part>,
         #[part] stream: BodyStream,
+        #[part] many: Vec<FilePart>,
+        #[part] maybe_many: Option<Vec<Part>>,
     ) -> Result<(), Error>;
 
     #[put("/raw")]
