@@ -87,6 +87,14 @@ impl FileBody {
     }
 }
 
+/// An open file sent from its current position, chunked (its length is not read: use
+/// [`FileBody::from_file`] for `Content-Length`).
+impl From<File> for BodyStream {
+    fn from(file: File) -> BodyStream {
+        BodyStream::new(tokio_util::io::ReaderStream::with_capacity(file, CHUNK))
+    }
+}
+
 impl From<FileBody> for BodyStream {
     fn from(file: FileBody) -> BodyStream {
         file.stream

@@ -352,6 +352,11 @@ async fn an_open_file_is_sent_from_its_position_on() {
         .await
         .unwrap();
     assert_eq!(client.put_file(body).await.unwrap(), "length 8|the rest");
+    let file = tokio::fs::File::open(&path).await.unwrap();
+    assert_eq!(
+        client.put_stream(BodyStream::from(file)).await.unwrap(),
+        "chunked|skip:the rest"
+    );
 }
 
 /// Answers uploads from what it was given: the stand-ins for what the failed call consumed.
