@@ -31,7 +31,8 @@ pub struct RequestBody {
 
 enum Kind {
     Full(Bytes),
-    Stream(Arc<OneShot>),
+    /// The call's stream and the attempt this body belongs to.
+    Stream(Arc<OneShot>, u32),
 }
 
 impl RequestBody {
@@ -44,7 +45,7 @@ impl RequestBody {
     pub fn as_bytes(&self) -> Option<&Bytes> {
         match &self.kind {
             Kind::Full(bytes) => Some(bytes),
-            Kind::Stream(_) => None,
+            Kind::Stream(..) => None,
         }
     }
 
@@ -52,20 +53,20 @@ impl RequestBody {
     pub fn into_bytes(self) -> Result<Bytes, RequestBody> {
         match self.kind {
             Kind::Full(bytes) => Ok(bytes),
-            Kind::Stream(_) => Err(self),
+            Kind::Stream(..) => Err(self),
         }
     }
 
     /// Whether the body is a stream, which can be sent only once.
     pub fn is_streamed(&self) -> bool {
-        matches!(self.kind, Kind::Stream(_))
+        matches!(self.kind, Kind::Stream(..))
     }
 
     /// The length in bytes, when known.
     pub fn length(&self) -> Option<u64> {
         match &self.kind {
             Kind::Full(bytes) => Some(bytes.len() as u64),
-            Kind::Stream(shared) => shared.length(),
+            Kind::Stream(shared, _) => shared.length(),
         }
     }
 
@@ -74,10 +75,10 @@ impl RequestBody {
         self.as_bytes().cloned().map(RequestBody::from)
     }
 
-    /// An attempt's body reading the call's shared stream.
-    pub(crate) fn shared(shared: Arc<OneShot>) -> RequestBody {
+    /// Attempt `attempt`'s body, reading the call's shared stream.
+    pub(crate) fn shared(shared: Arc<OneShot>, attempt: u32) -> RequestBody {
         RequestBody {
-            kind: Kind::Stream(shared),
+            kind: Kind::Stream(shared, attempt),
         }
     }
 }
@@ -116,7 +117,8 @@ impl From<&'static str> for RequestBody {
 
 impl From<BodyStream> for RequestBody {
     fn from(stream: BodyStream) -> RequestBody {
-        RequestBody::shared(Arc::new(OneShot::new(stream)))
+        let shared = Arc::new(OneShot::new(stream));
+        shared.next_attempt().unwrap_or_default()
     }
 }
 
@@ -137,8 +139,8 @@ impl http_body::Body for RequestBody {
         match &mut self.get_mut().kind {
             Kind::Full(bytes) if bytes.is_empty() => Poll::Ready(None),
             Kind::Full(bytes) => Poll::Ready(Some(Ok(Frame::data(std::mem::take(bytes))))),
-            Kind::Stream(shared) => shared
-                .poll_chunk(cx)
+            Kind::Stream(shared, attempt) => shared
+                .poll_chunk(*attempt, cx)
                 .map(|chunk| chunk.map(|chunk| chunk.map(Frame::data))),
         }
     }
@@ -146,14 +148,14 @@ impl http_body::Body for RequestBody {
     fn is_end_stream(&self) -> bool {
         match &self.kind {
             Kind::Full(bytes) => bytes.is_empty(),
-            Kind::Stream(shared) => shared.is_done(),
+            Kind::Stream(shared, _) => shared.is_done(),
         }
     }
 
     fn size_hint(&self) -> SizeHint {
         match &self.kind {
             Kind::Full(bytes) => SizeHint::with_exact(bytes.len() as u64),
-            Kind::Stream(shared) => match shared.length() {
+            Kind::Stream(shared, _) => match shared.length() {
                 Some(length) if !shared.started() => SizeHint::with_exact(length),
                 _ => SizeHint::default(),
             },
@@ -168,7 +170,7 @@ impl fmt::Debug for RequestBody {
                 .debug_struct("RequestBody")
                 .field("length", &bytes.len())
                 .finish(),
-            Kind::Stream(shared) => f
+            Kind::Stream(shared, _) => f
                 .debug_struct("RequestBody")
                 .field("streamed", &true)
                 .field("length", &shared.length())

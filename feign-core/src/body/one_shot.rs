@@ -1,8 +1,8 @@
-//! The shared state of a streamed body: taken by the first attempt that reads it, watched by
-//! the pipeline (has anything gone out? did the stream fail? when did it last move?).
+//! The shared state of a streamed body: read by one attempt at a time, watched by the pipeline
+//! (has anything gone out? did the stream fail? when did it last move?).
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
@@ -10,6 +10,7 @@ use bytes::Bytes;
 use tokio::time::Instant;
 
 use super::stream::{BodyStream, Chunks};
+use super::RequestBody;
 use crate::error::BoxError;
 
 /// Where the stream is.
@@ -22,10 +23,18 @@ enum State {
     Spent,
 }
 
+/// The stream and the attempt allowed to read it, under one lock: handing the body to a new
+/// attempt and an earlier attempt's transport reading it cannot interleave.
+struct Guarded {
+    state: State,
+    /// The attempt whose body may read the stream; an earlier one's reads fail.
+    attempt: u32,
+}
+
 /// One streamed body, shared between the call (which watches it) and the attempt's
 /// [`RequestBody`](super::RequestBody) (which reads it).
 pub(crate) struct OneShot {
-    state: Mutex<State>,
+    guarded: Mutex<Guarded>,
     length: Option<u64>,
     started: AtomicBool,
     sent: AtomicU64,
@@ -38,7 +47,10 @@ pub(crate) struct OneShot {
 impl OneShot {
     pub(crate) fn new(body: BodyStream) -> OneShot {
         OneShot {
-            state: Mutex::new(State::Open(body.chunks)),
+            guarded: Mutex::new(Guarded {
+                state: State::Open(body.chunks),
+                attempt: 0,
+            }),
             length: body.length,
             started: AtomicBool::new(false),
             sent: AtomicU64::new(0),
@@ -58,6 +70,17 @@ impl OneShot {
         self.started.load(Ordering::Acquire)
     }
 
+    /// The body of the next attempt, which alone may read the stream from now on; `None` once a
+    /// transport has started to read it.
+    pub(crate) fn next_attempt(self: &Arc<Self>) -> Option<RequestBody> {
+        let mut guarded = lock(&self.guarded);
+        if self.started() {
+            return None;
+        }
+        guarded.attempt += 1;
+        Some(RequestBody::shared(self.clone(), guarded.attempt))
+    }
+
     /// How many bytes the transport has taken.
     pub(crate) fn sent(&self) -> u64 {
         self.sent.load(Ordering::Acquire)
@@ -73,11 +96,21 @@ impl OneShot {
         self.origin + Duration::from_nanos(self.progress.load(Ordering::Acquire))
     }
 
-    /// The next chunk for the transport.
-    pub(crate) fn poll_chunk(&self, cx: &mut Context<'_>) -> Poll<Option<Result<Bytes, BoxError>>> {
+    /// The next chunk for attempt `attempt`'s transport.
+    pub(crate) fn poll_chunk(
+        &self,
+        attempt: u32,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Bytes, BoxError>>> {
+        let mut guarded = lock(&self.guarded);
+        if guarded.attempt != attempt {
+            return Poll::Ready(Some(Err(
+                "a later attempt took over this streamed request body".into(),
+            )));
+        }
         self.started.store(true, Ordering::Release);
-        let mut state = lock(&self.state);
-        let chunks = match &mut *state {
+        let state = &mut guarded.state;
+        let chunks = match state {
             State::Open(chunks) => chunks,
             State::Done => return Poll::Ready(None),
             State::Spent => {
@@ -87,6 +120,7 @@ impl OneShot {
             }
         };
         let next = std::task::ready!(chunks.as_mut().poll_next(cx));
+        let state = &mut guarded.state;
         match next {
             Some(Ok(chunk)) => {
                 self.sent.fetch_add(chunk.len() as u64, Ordering::AcqRel);
@@ -108,7 +142,7 @@ impl OneShot {
 
     /// Whether the stream has been read to its end.
     pub(crate) fn is_done(&self) -> bool {
-        matches!(*lock(&self.state), State::Done)
+        matches!(lock(&self.guarded).state, State::Done)
     }
 }
 
@@ -131,4 +165,43 @@ fn error_chain(error: &(dyn std::error::Error + 'static)) -> String {
         source = cause.source();
     }
     text
+}
+
+#[cfg(test)]
+mod tests {
+    use http_body_util::BodyExt;
+
+    use super::*;
+
+    fn shared() -> Arc<OneShot> {
+        let chunks = futures_util::stream::iter([Ok::<_, std::io::Error>(Bytes::from("ab"))]);
+        Arc::new(OneShot::new(BodyStream::new(chunks)))
+    }
+
+    #[tokio::test]
+    async fn only_the_latest_attempt_reads_and_none_follows_once_it_has() {
+        let stream = shared();
+        let mut first = stream.next_attempt().unwrap();
+        let mut second = stream.next_attempt().unwrap();
+        let refused = first.frame().await.unwrap().unwrap_err();
+        assert!(refused.to_string().contains("later attempt"), "{refused}");
+        assert!(!stream.started(), "a refused read takes nothing");
+        let data = second.frame().await.unwrap().unwrap().into_data().unwrap();
+        assert_eq!(data, "ab");
+        assert!(stream.started() && stream.sent() == 2);
+        assert!(stream.next_attempt().is_none());
+        assert!(second.frame().await.is_none());
+        assert!(stream.is_done());
+    }
+
+    #[tokio::test]
+    async fn a_failing_stream_records_why() {
+        let chunks = futures_util::stream::iter([Err::<Bytes, _>(std::io::Error::other("gone"))]);
+        let stream = Arc::new(OneShot::new(BodyStream::new(chunks)));
+        let mut body = stream.next_attempt().unwrap();
+        assert!(body.frame().await.unwrap().is_err());
+        assert_eq!(stream.failure().as_deref(), Some("gone"));
+        let again = body.frame().await.unwrap().unwrap_err();
+        assert!(again.to_string().contains("only once"), "{again}");
+    }
 }

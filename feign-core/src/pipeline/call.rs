@@ -243,7 +243,12 @@ impl Call<'_> {
         let key = template.meta.key;
         let body = match &template.stream {
             None => RequestBody::from(template.body.clone()),
-            Some(stream) => RequestBody::shared(stream.clone()),
+            Some(stream) => stream.next_attempt().ok_or_else(|| {
+                Error::new(
+                    crate::error::Kind::Transport,
+                    "the streamed request body was read by an earlier attempt; it is not sent again",
+                )
+            })?,
         };
         let mut request = http::Request::new(body);
         *request.method_mut() = template.method.clone();
