@@ -237,10 +237,13 @@ impl<C> Builder<C> {
         self
     }
 
-    /// Uses any `tower::Service<http::Request<Bytes>>` as the transport. Default: reqwest.
-    pub fn tower_client<S, B>(self, service: S) -> Self
+    /// Uses any `tower::Service<http::Request<`[`RequestBody`](crate::RequestBody)`>>` as the transport, or a
+    /// `tower::Service<http::Request<Bytes>>` that handles buffered bodies only (a streamed
+    /// body then fails the call before anything is sent). Default: reqwest.
+    pub fn tower_client<S, R, B>(self, service: S) -> Self
     where
-        S: tower::Service<http::Request<Bytes>, Response = http::Response<B>>
+        R: crate::client::FromRequestBody,
+        S: tower::Service<http::Request<R>, Response = http::Response<B>>
             + Clone
             + Send
             + Sync
@@ -250,7 +253,7 @@ impl<C> Builder<C> {
         B: http_body::Body<Data = Bytes> + Send + 'static,
         B::Error: Into<BoxError>,
     {
-        self.client(TowerClient::new(service))
+        self.client(TowerClient::<S, R>::new(service))
     }
 
     /// Resolves the service name to an instance for every attempt (e.g.

@@ -67,6 +67,15 @@
 //! closure adapter ([`interceptor_fn`], [`encoder_fn`], [`decoder_fn`], [`error_decoder_fn`],
 //! [`retry_fn`], [`client_fn`]).
 //!
+//! # Request bodies
+//!
+//! A `#[body]` is JSON through the [`Encoder`], sent as it is for `String`, `Vec<u8>` and
+//! [`Bytes`], or streamed for a [`BodyStream`] (chunked, or with its length) and a [`FileBody`]
+//! (read from disk as it goes out). A `#[multipart]` method sends its `#[part]` parameters as
+//! `multipart/form-data` (see [`multipart`]). A [`Client`] receives a [`RequestBody`]: buffered
+//! bytes, which every attempt can send, or a stream that can be read once; a call is never
+//! retried once its streamed body has started to go out.
+//!
 //! # Observability
 //!
 //! Every call runs in one `tracing` span at `INFO`, target `feign_core`, **named by its
@@ -254,6 +263,7 @@
 //! ```
 
 pub mod backoff;
+mod body;
 mod builder;
 mod call_info;
 mod client;
@@ -268,6 +278,7 @@ mod escape;
 mod interceptor;
 mod log;
 mod meta;
+pub mod multipart;
 mod options;
 mod pipeline;
 mod redact;
@@ -285,13 +296,14 @@ pub mod __private;
 
 pub use feign_macros::feign_client;
 
+pub use body::{BodyStream, FileBody, RequestBody};
 pub use builder::{
     Builder, DEFAULT_MAX_HEADER_BYTES, DEFAULT_MAX_REQUEST_TARGET_BYTES, DEFAULT_MAX_RESPONSE_BYTES,
 };
 pub use call_info::CallInfo;
 pub use client::{
-    client_fn, reqwest_builder, Client, FnClient, ReqwestClient, ResponseBody, SendOptions,
-    TowerClient,
+    client_fn, reqwest_builder, Client, FnClient, FromRequestBody, ReqwestClient, ResponseBody,
+    SendOptions, TowerClient,
 };
 pub use codec::{
     decoder_fn, encoder_fn, error_decoder_fn, parse_retry_after, DecodeTarget, Decoder,

@@ -22,6 +22,7 @@ pub(crate) fn request(
     uri: &http::Uri,
     headers: &HeaderMap,
     body: &Bytes,
+    streamed: Option<Option<u64>>,
 ) {
     if level == LogLevel::None {
         return;
@@ -37,10 +38,18 @@ pub(crate) fn request(
             target: "feign_core", method_key = key, headers = ?redact::headers(headers),
             "--> {method} {}", redact::url(url)
         ),
-        LogLevel::Full => tracing::debug!(
-            target: "feign_core", method_key = key, headers = ?redact::headers(headers), body = %preview(body),
-            "--> {method} {} ({} bytes)", redact::url(url), body.len()
-        ),
+        LogLevel::Full => match streamed {
+            None => tracing::debug!(
+                target: "feign_core", method_key = key, headers = ?redact::headers(headers), body = %preview(body),
+                "--> {method} {} ({} bytes)", redact::url(url), body.len()
+            ),
+            // A streamed body is not held, so there is nothing to show but its length.
+            Some(length) => tracing::debug!(
+                target: "feign_core", method_key = key, headers = ?redact::headers(headers),
+                "--> {method} {} (streamed body, {})", redact::url(url),
+                length.map_or_else(|| "length unknown".to_owned(), |n| format!("{n} bytes"))
+            ),
+        },
     }
 }
 

@@ -55,6 +55,13 @@
 //!         // req.body(&order);                       // T: Serialize + ?Sized, through the Encoder
 //!         // req.body_raw(order);                    // T: Into<Bytes> for String/&str/Vec<u8>/&[u8]/Bytes
 //!         // req.form(&form);                        // T: Serialize + ?Sized, x-www-form-urlencoded
+//!         // req.body_stream(file);                  // T: Into<BodyStream>: `BodyStream`, `FileBody`
+//!         // #[multipart] methods: req.multipart(); first, then per #[part] (`Option` unrolled):
+//!         // req.part_text("name", &name);           // T: Display + ?Sized: String, str, numbers
+//!         // req.part_bytes("data", data);           // T: Into<Bytes>; borrowed: bytes_of(&data)
+//!         // req.part("file", file);                 // T: IntoPart: Part, FilePart, BodyStream, FileBody
+//!         // for f in files { req.part("files", f); } // Vec of those: one part each, same name
+//!         // req.part_json("meta", &meta);           // T: Serialize + ?Sized, through the Encoder
 //!         let res = self.core.execute(req).await;   // Result<Response, Error>; non-2xx -> ErrorDecoder
 //!         // Without a fallback (the trait is not object safe):
 //!         // ::feign_core::__private::decode::<Order>(&self.core, &META, res).map_err(::core::convert::From::from)
@@ -81,6 +88,9 @@
 //! value) is kept for the fallback only when the client has one:
 //! `let __feign_kept_body = if self.core.has_fallback() { Some(Clone::clone(&body)) } else { None };`
 //! before `req.body_raw(body)`, and the fallback gets `Option::unwrap_or_default(__feign_kept_body)`.
+//! Owned byte parts are kept the same way. A consumed stream, file or part is kept as
+//! `Some(KeepForFallback::keep_for_fallback(&file))` when the client has a fallback, and the
+//! fallback gets `kept(__feign_kept_file)`.
 //! `fallback = CachedOrders` makes `builder()` end with
 //! `.fallback({ let v = ::feign_core::__private::Arc::new(<CachedOrders as Default>::default());
 //! let f: ::feign_core::__private::Arc<dyn OrderService> = v; f })`, and
@@ -107,7 +117,82 @@ pub use crate::pipeline::{Core, HeaderMapArg, HeaderPart, RequestArgs};
 use bytes::Bytes;
 use serde::de::DeserializeOwned;
 
-use crate::{Builder, Error, Response, ResponseEntity, StreamingResponse};
+use crate::multipart::{FilePart, Part};
+use crate::{BodyStream, Builder, Error, FileBody, Response, ResponseEntity, StreamingResponse};
+
+/// What a fallback gets for an argument its failed call consumed (a stream, a file, a part):
+/// the same announcement where there is one (file name, content type), with content that fails
+/// when read. Taken only when the client has a fallback.
+pub trait KeepForFallback: Sized {
+    /// The stand-in for `self`.
+    fn keep_for_fallback(&self) -> Self;
+    /// The stand-in when none was kept (unreachable: kept whenever there is a fallback).
+    fn spent() -> Self;
+}
+
+impl KeepForFallback for BodyStream {
+    fn keep_for_fallback(&self) -> Self {
+        BodyStream::spent()
+    }
+    fn spent() -> Self {
+        BodyStream::spent()
+    }
+}
+
+impl KeepForFallback for FileBody {
+    fn keep_for_fallback(&self) -> Self {
+        self.spent()
+    }
+    fn spent() -> Self {
+        FileBody::consumed()
+    }
+}
+
+impl KeepForFallback for Part {
+    fn keep_for_fallback(&self) -> Self {
+        self.kept()
+    }
+    fn spent() -> Self {
+        Part::stream(BodyStream::spent())
+    }
+}
+
+impl KeepForFallback for FilePart {
+    fn keep_for_fallback(&self) -> Self {
+        self.kept()
+    }
+    fn spent() -> Self {
+        FilePart::consumed()
+    }
+}
+
+impl<T: KeepForFallback> KeepForFallback for Option<T> {
+    fn keep_for_fallback(&self) -> Self {
+        self.as_ref().map(T::keep_for_fallback)
+    }
+    fn spent() -> Self {
+        None
+    }
+}
+
+impl<T: KeepForFallback> KeepForFallback for Vec<T> {
+    fn keep_for_fallback(&self) -> Self {
+        self.iter().map(T::keep_for_fallback).collect()
+    }
+    fn spent() -> Self {
+        Vec::new()
+    }
+}
+
+/// The kept stand-in, for the fallback's call.
+pub fn kept<T: KeepForFallback>(kept: Option<T>) -> T {
+    kept.unwrap_or_else(T::spent)
+}
+
+/// A borrowed byte part, copied.
+pub fn bytes_of<T: AsRef<[u8]> + ?Sized>(value: &T) -> Bytes {
+    Bytes::copy_from_slice(value.as_ref())
+}
 
 /// Built clients are made from a [`Core`] by the generated `from_core`.
 pub trait FromCore: Sized {

@@ -55,6 +55,8 @@ pub(crate) struct Method<'a> {
     /// Method-level `#[headers]` lines with `{name}` variables.
     pub(crate) header_templates: Vec<HeaderTemplate>,
     pub(crate) idempotent: bool,
+    /// `#[multipart]`, kept for spans.
+    pub(crate) multipart: Option<&'a Attribute>,
     pub(crate) options: Options,
     pub(crate) receiver: Option<&'a Receiver>,
     pub(crate) params: Vec<Param<'a>>,
@@ -76,6 +78,8 @@ pub(crate) enum Role {
     /// `#[param]`: a value for `{name}` in the method's `#[headers]`, the parameter's name
     /// unless given.
     Param(String),
+    /// `#[part]`: the part name, the parameter's name unless given.
+    Part(String),
 }
 
 /// A typed parameter (not the receiver).
@@ -184,6 +188,7 @@ impl<'a> Method<'a> {
         let mut headers =
             Slot::new("#[headers] attribute: list every header in one #[headers(...)]");
         let mut idempotent = Slot::new("#[idempotent] attribute");
+        let mut multipart = Slot::new("#[multipart] attribute");
         let mut options_seen =
             Slot::new("#[options] attribute: give every option in one #[options(...)]");
         let mut options = Options::default();
@@ -198,6 +203,10 @@ impl<'a> Method<'a> {
                 "idempotent" => {
                     attr::no_args(cx, attr);
                     idempotent.set(cx, attr, ());
+                }
+                "multipart" => {
+                    attr::no_args(cx, attr);
+                    multipart.set(cx, attr, attr);
                 }
                 "options" => {
                     options_seen.set(cx, attr, ());
@@ -246,6 +255,7 @@ impl<'a> Method<'a> {
             headers,
             header_templates,
             idempotent: idempotent.get().is_some(),
+            multipart: multipart.get(),
             options,
             receiver,
             params,
@@ -273,14 +283,14 @@ impl<'a> Param<'a> {
         for attr in &original.attrs {
             let name = attr::attr_name(attr);
             let value = match name.as_str() {
-                "path" | "param" => {
+                "path" | "param" | "part" => {
                     let name_of = attr::optional_string(cx, attr)
                         .map(|lit| lit.value())
                         .unwrap_or_else(|| default_name.clone());
-                    if name == "path" {
-                        Role::Path(name_of)
-                    } else {
-                        Role::Param(name_of)
+                    match name.as_str() {
+                        "path" => Role::Path(name_of),
+                        "param" => Role::Param(name_of),
+                        _ => Role::Part(name_of),
                     }
                 }
                 "query" => {

@@ -26,6 +26,7 @@ pub(crate) const PARAM_ATTRS: &[&str] = &[
     "body",
     "form",
     "param",
+    "part",
 ];
 
 /// Attributes rustc accepts on a parameter; they are left alone.
@@ -430,7 +431,10 @@ pub(crate) fn is_builtin_param_attr(attr: &Attribute) -> bool {
 pub(crate) fn is_method_attr(attr: &Attribute) -> bool {
     let name = attr_name(attr);
     HTTP_METHODS.contains(&name.as_str())
-        || matches!(name.as_str(), "headers" | "idempotent" | "options")
+        || matches!(
+            name.as_str(),
+            "headers" | "idempotent" | "options" | "multipart"
+        )
 }
 
 /// Whether the attribute is one this macro consumes on the trait.

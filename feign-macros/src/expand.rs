@@ -11,7 +11,7 @@ use crate::attr::{self, FallbackArg};
 use crate::ctxt::Ctxt;
 use crate::header::Piece;
 use crate::template::Part;
-use crate::ty::{self, Body, Decode, Shape};
+use crate::ty::{self, Body, Decode, PartKind, Shape};
 use crate::valid;
 
 /// Expands `#[feign_client(args)] trait ...`, or returns every mistake found.
@@ -233,21 +233,22 @@ fn method_impl(
     let meta = method_meta(client, method, http, krate);
     // Every object-safe client can be given a fallback, by the attribute or the builder.
     let fallback = valid::not_object_safe(client.original).is_none();
-    let statements: Vec<TokenStream> = method
-        .params
-        .iter()
-        .filter_map(|param| {
+    let multipart = method.multipart.map(|_| quote!(__feign_req.multipart();));
+    let statements: Vec<TokenStream> = multipart
+        .into_iter()
+        .chain(method.params.iter().filter_map(|param| {
             let (role, _) = param.role.as_ref()?;
             let ident = param.ident?;
             let ty = &*param.original.ty;
             Some(argument(
+                krate,
                 role,
                 ident,
                 ty,
                 path_index(method, ident),
                 fallback,
             ))
-        })
+        }))
         .chain(
             method
                 .header_templates
@@ -282,12 +283,14 @@ fn method_impl(
         let method_ident = &sig.ident;
         let args = method.params.iter().filter_map(|param| {
             let ident = param.ident?;
-            Some(match param.role {
-                Some((Role::Body, _)) if ty::raw_body(&param.original.ty) == Some(false) => {
-                    let kept = kept_ident(ident);
-                    quote!(::core::option::Option::unwrap_or_default(#kept))
-                }
-                _ => ident.to_token_stream(),
+            let kept = kept_ident(ident);
+            Some(match &param.role {
+                Some((role, _)) => match kept_kind(role, &param.original.ty) {
+                    Kept::Cloned => quote!(::core::option::Option::unwrap_or_default(#kept)),
+                    Kept::Spent => quote!(#krate::__private::kept(#kept)),
+                    Kept::No => ident.to_token_stream(),
+                },
+                None => ident.to_token_stream(),
             })
         });
         quote! {
@@ -483,6 +486,7 @@ fn method_meta(
 /// type where the user wrote it. When the client has a fallback (known at run time), an owned raw
 /// body is cloned first so the fallback still gets it.
 fn argument(
+    krate: &TokenStream,
     role: &Role,
     ident: &syn::Ident,
     ty: &Type,
@@ -520,22 +524,23 @@ fn argument(
         Role::Param(_) => TokenStream::new(),
         Role::HeaderMap => quote_spanned!(span=> __feign_req.header_map #whole (&#ident);),
         Role::Form => quote_spanned!(span=> __feign_req.form #whole (&#ident);),
+        Role::Part(name) => {
+            let keep = keep(krate, role, ident, ty, fallback);
+            let add = part(krate, name, ident, ty, &turbofish);
+            quote!(#keep #add)
+        }
+        Role::Body if ty::stream_body(ty) => {
+            let keep = keep(krate, role, ident, ty, fallback);
+            quote_spanned!(span=> #keep __feign_req.body_stream #whole (#ident);)
+        }
         Role::Body => match ty::raw_body(ty) {
             Some(true) => {
                 quote_spanned!(span=> __feign_req.body_raw(::std::borrow::ToOwned::to_owned(#ident));)
             }
-            Some(false) if fallback => {
-                let kept = kept_ident(ident);
-                quote_spanned! {span=>
-                    let #kept = if self.core.has_fallback() {
-                        ::core::option::Option::Some(::core::clone::Clone::clone(&#ident))
-                    } else {
-                        ::core::option::Option::None
-                    };
-                    __feign_req.body_raw #whole (#ident);
-                }
+            Some(false) => {
+                let keep = keep(krate, role, ident, ty, fallback);
+                quote_spanned!(span=> #keep __feign_req.body_raw #whole (#ident);)
             }
-            Some(false) => quote_spanned!(span=> __feign_req.body_raw #whole (#ident);),
             None => quote_spanned!(span=> __feign_req.body #whole (&#ident);),
         },
     }
@@ -582,6 +587,122 @@ fn header_template(
         statement = quote!(if let ::core::option::Option::Some(#binding) = &#ident { #statement });
     }
     statement
+}
+
+/// How an argument the request consumes reaches the fallback.
+enum Kept {
+    /// Not consumed: the fallback gets the parameter itself.
+    No,
+    /// Owned bytes or text: a clone, made only when the client has a fallback.
+    Cloned,
+    /// A stream or file: `KeepForFallback`'s stand-in (same name, unreadable content).
+    Spent,
+}
+
+fn kept_kind(role: &Role, ty: &Type) -> Kept {
+    match role {
+        Role::Body if ty::raw_body(ty) == Some(false) => Kept::Cloned,
+        Role::Body if ty::stream_body(ty) => Kept::Spent,
+        Role::Part(_) => match ty::part(ty) {
+            (false, PartKind::Bytes(false)) => Kept::Cloned,
+            (_, PartKind::Part | PartKind::Parts) => Kept::Spent,
+            _ => Kept::No,
+        },
+        _ => Kept::No,
+    }
+}
+
+/// The statement keeping what a consumed argument leaves the fallback, when the client has one.
+fn keep(
+    krate: &TokenStream,
+    role: &Role,
+    ident: &syn::Ident,
+    ty: &Type,
+    fallback: bool,
+) -> TokenStream {
+    if !fallback {
+        return TokenStream::new();
+    }
+    let kept = kept_ident(ident);
+    let value = match kept_kind(role, ty) {
+        Kept::No => return TokenStream::new(),
+        Kept::Cloned => quote!(::core::clone::Clone::clone(&#ident)),
+        Kept::Spent => quote!(#krate::__private::KeepForFallback::keep_for_fallback(&#ident)),
+    };
+    quote_spanned! {ty.span()=>
+        let #kept = if self.core.has_fallback() {
+            ::core::option::Option::Some(#value)
+        } else {
+            ::core::option::Option::None
+        };
+    }
+}
+
+/// The statement adding a `#[part]` (none for an `Option` that is `None`).
+fn part(
+    krate: &TokenStream,
+    name: &str,
+    ident: &syn::Ident,
+    ty: &Type,
+    turbofish: &dyn Fn(&Type) -> TokenStream,
+) -> TokenStream {
+    let span = ty.span();
+    let (optional, kind) = ty::part(ty);
+    let inner: Type = if optional {
+        match ty {
+            Type::Path(path) => match path.path.segments.last().map(|s| &s.arguments) {
+                Some(syn::PathArguments::AngleBracketed(args)) => match args.args.first() {
+                    Some(syn::GenericArgument::Type(inner)) => inner.clone(),
+                    _ => ty.clone(),
+                },
+                _ => ty.clone(),
+            },
+            _ => ty.clone(),
+        }
+    } else {
+        ty.clone()
+    };
+    let value = format_ident!("__feign_part");
+    let by_ref = if optional {
+        value.to_token_stream()
+    } else {
+        quote!(&#ident)
+    };
+    let fish = turbofish(&inner);
+    let add = match kind {
+        ty::PartKind::Text => quote_spanned!(span=> __feign_req.part_text #fish (#name, #by_ref);),
+        ty::PartKind::Json => quote_spanned!(span=> __feign_req.part_json #fish (#name, #by_ref);),
+        ty::PartKind::Bytes(false) if !optional => {
+            quote_spanned!(span=> __feign_req.part_bytes #fish (#name, #ident);)
+        }
+        ty::PartKind::Bytes(_) => {
+            quote_spanned!(span=> __feign_req.part_bytes(#name, #krate::__private::bytes_of(#by_ref));)
+        }
+        ty::PartKind::Part if optional => {
+            quote_spanned!(span=> __feign_req.part #fish (#name, #value);)
+        }
+        ty::PartKind::Part => quote_spanned!(span=> __feign_req.part #fish (#name, #ident);),
+        ty::PartKind::Parts => {
+            let each = if optional {
+                value.to_token_stream()
+            } else {
+                ident.to_token_stream()
+            };
+            quote_spanned! {span=>
+                for __feign_each in #each {
+                    __feign_req.part(#name, __feign_each);
+                }
+            }
+        }
+    };
+    if !optional {
+        return add;
+    }
+    let source = match kind {
+        ty::PartKind::Part | ty::PartKind::Parts => ident.to_token_stream(),
+        _ => quote!(&#ident),
+    };
+    quote!(if let ::core::option::Option::Some(#value) = #source { #add })
 }
 
 /// The copy of an owned body kept for the fallback.

@@ -117,6 +117,64 @@ pub(crate) fn raw_body(ty: &Type) -> Option<bool> {
     raw.then_some(by_ref)
 }
 
+/// A body sent as a stream, moved into the request: `BodyStream` or `FileBody` (behind a
+/// reference too, which `valid.rs` refuses).
+pub(crate) fn stream_body(ty: &Type) -> bool {
+    matches!(
+        last_segment(peel(ty)),
+        Some((name, args)) if args.is_empty() && matches!(name.as_str(), "BodyStream" | "FileBody")
+    )
+}
+
+/// How a `#[part]` parameter becomes a part.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum PartKind {
+    /// `String`, `&str`, numbers, `bool`, `char`: text through `Display`.
+    Text,
+    /// `Vec<u8>`, `&[u8]`, `Bytes`: bytes; the flag says whether the parameter is a reference.
+    Bytes(bool),
+    /// `Part`, `FilePart`, `BodyStream`, `FileBody`: moved into the request.
+    Part,
+    /// `Vec` of those: one part per element, under the same name (Spring's
+    /// `List<MultipartFile>`).
+    Parts,
+    /// Anything else: serialized by the client's Encoder.
+    Json,
+}
+
+/// The kind of a `#[part]` parameter, and for `Option<T>` the kind of `T`.
+pub(crate) fn part(ty: &Type) -> (bool, PartKind) {
+    match last_segment(ty) {
+        Some((name, args)) if name == "Option" && args.len() == 1 => (true, part_inner(args[0])),
+        _ => (false, part_inner(ty)),
+    }
+}
+
+fn part_inner(ty: &Type) -> PartKind {
+    if let Some(by_ref) = raw_body(ty) {
+        let text =
+            matches!(last_segment(peel(ty)), Some((name, _)) if name == "String" || name == "str");
+        return if text {
+            PartKind::Text
+        } else {
+            PartKind::Bytes(by_ref)
+        };
+    }
+    match last_segment(peel(ty)) {
+        Some((name, args)) if name == "Vec" && args.len() == 1 => match part_inner(args[0]) {
+            PartKind::Part => PartKind::Parts,
+            _ => PartKind::Json,
+        },
+        Some((name, args)) if args.is_empty() => match name.as_str() {
+            "Part" | "FilePart" | "BodyStream" | "FileBody" => PartKind::Part,
+            "u8" | "u16" | "u32" | "u64" | "u128" | "usize" | "i8" | "i16" | "i32" | "i64"
+            | "i128" | "isize" | "f32" | "f64" | "bool" | "char" => PartKind::Text,
+            _ => PartKind::Json,
+        },
+        _ => PartKind::Json,
+    }
+}
+
 fn is_u8(ty: &Type) -> bool {
     matches!(last_segment(ty), Some((name, args)) if name == "u8" && args.is_empty())
 }
@@ -266,6 +324,26 @@ mod tests {
         assert_eq!(raw_body(&ty("bytes::Bytes")), Some(false));
         assert_eq!(raw_body(&ty("&NewOrder")), None);
         assert_eq!(raw_body(&ty("Vec<u32>")), None);
+    }
+
+    #[test]
+    fn recognises_stream_bodies_and_parts() {
+        assert!(stream_body(&ty("feign_core::BodyStream")));
+        assert!(stream_body(&ty("FileBody")));
+        assert!(stream_body(&ty("&FileBody")));
+        assert!(!stream_body(&ty("Vec<u8>")));
+        assert_eq!(part(&ty("String")), (false, PartKind::Text));
+        assert_eq!(part(&ty("&str")), (false, PartKind::Text));
+        assert_eq!(part(&ty("u64")), (false, PartKind::Text));
+        assert_eq!(part(&ty("Vec<u8>")), (false, PartKind::Bytes(false)));
+        assert_eq!(part(&ty("&[u8]")), (false, PartKind::Bytes(true)));
+        assert_eq!(
+            part(&ty("Option<multipart::FilePart>")),
+            (true, PartKind::Part)
+        );
+        assert_eq!(part(&ty("Metadata")), (false, PartKind::Json));
+        assert_eq!(part(&ty("Vec<FilePart>")), (false, PartKind::Parts));
+        assert_eq!(part(&ty("Vec<Metadata>")), (false, PartKind::Json));
     }
 
     #[test]

@@ -159,6 +159,7 @@ fn check_method(cx: &Ctxt, method: &Method<'_>) {
 
     let mut path_names: Vec<&str> = Vec::new();
     let mut body_seen = false;
+    let mut part_seen = false;
     for param in &method.params {
         let Some((role, attr)) = &param.role else {
             if !param
@@ -207,8 +208,43 @@ fn check_method(cx: &Ctxt, method: &Method<'_>) {
             Role::Query(name, _) if name.is_empty() => {
                 cx.error_spanned_by(attr, "empty query name");
             }
+            Role::Part(name) => {
+                part_seen = true;
+                let ty = &*param.original.ty;
+                if matches!(ty, syn::Type::Reference(_))
+                    && matches!(ty::part(ty).1, ty::PartKind::Part | ty::PartKind::Parts)
+                {
+                    cx.error_spanned_by(
+                        ty,
+                        "a streamed or file part is read as it is sent: pass it by value",
+                    );
+                }
+                if method.multipart.is_none() {
+                    cx.error_spanned_by(
+                        attr,
+                        "#[part] parameters are sent as multipart/form-data: add #[multipart] to the method",
+                    );
+                }
+                if name.is_empty() {
+                    cx.error_spanned_by(attr, "empty part name");
+                }
+            }
+            Role::Body | Role::Form if method.multipart.is_some() => {
+                let attr_name = crate::attr::attr_name(attr);
+                cx.error_spanned_by(
+                    attr,
+                    format!("a #[multipart] method sends its #[part] parameters as the body: remove #[{attr_name}] or make it a #[part]"),
+                );
+            }
             Role::Body | Role::Form => {
                 let attr_name = crate::attr::attr_name(attr);
+                let ty = &*param.original.ty;
+                if matches!(ty, syn::Type::Reference(_)) && ty::stream_body(ty) {
+                    cx.error_spanned_by(
+                        ty,
+                        "a streamed or file body is read as it is sent: pass it by value",
+                    );
+                }
                 if body_seen {
                     cx.error_spanned_by(
                         attr,
@@ -228,6 +264,9 @@ fn check_method(cx: &Ctxt, method: &Method<'_>) {
         }
     }
     check_header_templates(cx, method);
+    if let Some(multipart) = method.multipart {
+        check_multipart(cx, method, http, multipart, part_seen);
+    }
     if let Some(template) = &http.template {
         let mut reported: Vec<&str> = Vec::new();
         for var in template.vars() {
@@ -281,5 +320,39 @@ fn check_header_templates(cx: &Ctxt, method: &Method<'_>) {
                 );
             }
         }
+    }
+}
+
+/// `#[multipart]`: a method with a body, at least one part, and the content type left to the
+/// encoder (it carries the boundary).
+fn check_multipart(
+    cx: &Ctxt,
+    method: &Method<'_>,
+    http: &crate::ast::Http,
+    multipart: &syn::Attribute,
+    part_seen: bool,
+) {
+    if !http.allows_body() {
+        let verb = http.variant.to_string().to_ascii_uppercase();
+        cx.error_spanned_by(
+            multipart,
+            format!("a {verb} request carries no body: remove #[multipart] or use #[post], #[put] or #[patch]"),
+        );
+    }
+    if !part_seen {
+        cx.error_spanned_by(
+            multipart,
+            "a #[multipart] method needs at least one #[part] parameter",
+        );
+    }
+    if method
+        .headers
+        .iter()
+        .any(|(name, _)| name.eq_ignore_ascii_case("content-type"))
+    {
+        cx.error_spanned_by(
+            multipart,
+            "a #[multipart] method sets its own Content-Type (multipart/form-data with the boundary): remove it from #[headers]",
+        );
     }
 }

@@ -31,6 +31,13 @@ pub struct NewOrder {
     pub item: String,
 }
 
+/// What the README's upload sends beside its file.
+#[derive(Debug, Serialize)]
+pub struct Metadata {
+    /// How many pages the report has.
+    pub pages: u32,
+}
+
 /// The README's own error decoder: here, the default one.
 #[derive(Debug, Clone, Copy)]
 pub struct MyErrorDecoder;
@@ -132,6 +139,44 @@ while let Some(chunk) = file.next().await {            // Stream<Item = Result<B
 let order = files.order(42).await?;                    // Spring's ResponseEntity<T>
 let etag = order.headers().get("etag");
 let order: Order = order.into_body();
+    Ok(())
+}
+
+/// "Streaming uploads and multipart".
+#[rustfmt::skip]
+#[allow(unused_variables, dead_code, unreachable_pub)]
+pub async fn streaming_uploads() -> Outcome {
+    use feign_core::multipart::{FilePart, Part};
+    use feign_core::{feign_client, BodyStream, Bytes, Error, FileBody};
+
+    let lb = balancer();
+    let rows = futures_util::stream::iter([Ok::<_, std::io::Error>(Bytes::from("a,b\n"))]);
+    let meta = Metadata { pages: 12 };
+
+#[feign_client("files")]
+pub trait Files {
+    #[put("/files/{name}")]                        // Content-Length from the file's size
+    async fn put(&self, #[path] name: &str, #[body] file: FileBody) -> Result<(), Error>;
+
+    #[post("/ingest")]                             // chunked: the length is not known
+    async fn ingest(&self, #[body] rows: BodyStream) -> Result<(), Error>;
+
+    #[post("/reports")]
+    #[multipart]
+    async fn upload(
+        &self,
+        #[part] title: &str,                       // a text field
+        #[part("file")] file: FilePart,            // streamed from disk, with its file name
+        #[part] meta: &Metadata,                   // JSON, as @RequestPart sends an object
+        #[part] notes: Option<Part>,               // Part::text / bytes / stream; None: left out
+    ) -> Result<(), Error>;
+}
+
+let files = FilesClient::builder().load_balancer(lb).build()?;
+files.put("q3.csv", FileBody::open("q3.csv").await?).await?;  // a missing file fails here
+files.ingest(BodyStream::new(rows)).await?;                  // any Stream of Result<Bytes, E>
+let report = FilePart::open("q3.pdf").await?.content_type("application/pdf");
+files.upload("Q3", report, &meta, Some(Part::text("draft"))).await?;
     Ok(())
 }
 

@@ -5,12 +5,14 @@ mod tower_client;
 mod url_cache;
 
 use std::any::Any;
+use std::marker::PhantomData;
 use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
 use bytes::Bytes;
 
+use crate::body::RequestBody;
 use crate::error::BoxError;
 use crate::Error;
 
@@ -28,6 +30,10 @@ pub type ResponseBody = http_body_util::combinators::UnsyncBoxBody<Bytes, BoxErr
 /// [`Error::connect`] (the call may then be retried whatever its method) and other transport
 /// failures with [`Error::transport`]. Read and total timeouts and the body size limit are
 /// enforced by the pipeline, not by the client.
+///
+/// The request body is a [`RequestBody`]: buffered bytes ([`RequestBody::as_bytes`]) or a
+/// stream that can be read once; it is an `http_body::Body`, so hyper-based clients take it
+/// as it is.
 #[async_trait]
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not an HTTP client",
@@ -37,9 +43,44 @@ pub trait Client: Send + Sync + 'static {
     /// Sends `request` and returns once the response head has arrived.
     async fn send(
         &self,
-        request: http::Request<Bytes>,
+        request: http::Request<RequestBody>,
         options: &SendOptions,
     ) -> Result<http::Response<ResponseBody>, Error>;
+}
+
+/// The request body type a [`TowerClient`] service or a [`client_fn`] closure takes:
+/// [`RequestBody`] itself, or `Bytes` for a transport that handles buffered bodies only (a
+/// streamed body then fails the call before anything is sent, saying so).
+pub trait FromRequestBody: Sized + Send + 'static {
+    /// Converts the body of one attempt.
+    fn from_request_body(body: RequestBody) -> Result<Self, Error>;
+}
+
+impl FromRequestBody for RequestBody {
+    fn from_request_body(body: RequestBody) -> Result<Self, Error> {
+        Ok(body)
+    }
+}
+
+impl FromRequestBody for Bytes {
+    fn from_request_body(body: RequestBody) -> Result<Self, Error> {
+        body.into_bytes().map_err(|_| {
+            Error::request(
+                "this transport takes buffered bodies only (http::Request<Bytes>): a streamed body needs one that takes http::Request<feign_core::RequestBody>",
+            )
+        })
+    }
+}
+
+/// `request` with its body converted for a transport that takes `B`.
+pub(crate) fn convert_body<B: FromRequestBody>(
+    request: http::Request<RequestBody>,
+) -> Result<http::Request<B>, Error> {
+    let (parts, body) = request.into_parts();
+    Ok(http::Request::from_parts(
+        parts,
+        B::from_request_body(body)?,
+    ))
 }
 
 /// The transport a built client calls: the built-in reqwest client directly, without boxing
@@ -64,7 +105,7 @@ impl Transport {
     /// Sends one attempt, as [`Client::send`].
     pub(crate) async fn send(
         &self,
-        request: http::Request<Bytes>,
+        request: http::Request<RequestBody>,
         options: &SendOptions,
     ) -> Result<http::Response<ResponseBody>, Error> {
         match self {
@@ -84,35 +125,44 @@ pub struct SendOptions {
     pub follow_redirects: bool,
 }
 
-/// Makes a [`Client`] of a closure returning a future.
-pub fn client_fn<F, Fut>(f: F) -> FnClient<F>
+/// Makes a [`Client`] of a closure returning a future. The closure takes
+/// `http::Request<RequestBody>`, or `http::Request<Bytes>` when it handles buffered bodies only
+/// (see [`FromRequestBody`]).
+pub fn client_fn<F, B, Fut>(f: F) -> FnClient<F, B>
 where
-    F: Fn(http::Request<Bytes>) -> Fut + Send + Sync + 'static,
+    F: Fn(http::Request<B>) -> Fut + Send + Sync + 'static,
+    B: FromRequestBody,
     Fut: std::future::Future<Output = Result<http::Response<ResponseBody>, Error>> + Send + 'static,
 {
-    FnClient(f)
+    FnClient(f, PhantomData)
 }
 
 /// A [`Client`] made by [`client_fn`].
-#[derive(Clone)]
-pub struct FnClient<F>(F);
+pub struct FnClient<F, B = RequestBody>(F, PhantomData<fn(B)>);
+
+impl<F: Clone, B> Clone for FnClient<F, B> {
+    fn clone(&self) -> Self {
+        FnClient(self.0.clone(), PhantomData)
+    }
+}
 
 #[async_trait]
-impl<F, Fut> Client for FnClient<F>
+impl<F, B, Fut> Client for FnClient<F, B>
 where
-    F: Fn(http::Request<Bytes>) -> Fut + Send + Sync + 'static,
+    F: Fn(http::Request<B>) -> Fut + Send + Sync + 'static,
+    B: FromRequestBody,
     Fut: std::future::Future<Output = Result<http::Response<ResponseBody>, Error>> + Send + 'static,
 {
     async fn send(
         &self,
-        request: http::Request<Bytes>,
+        request: http::Request<RequestBody>,
         _options: &SendOptions,
     ) -> Result<http::Response<ResponseBody>, Error> {
-        (self.0)(request).await
+        (self.0)(convert_body(request)?).await
     }
 }
 
-impl<F> std::fmt::Debug for FnClient<F> {
+impl<F, B> std::fmt::Debug for FnClient<F, B> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("FnClient")
     }

@@ -4,11 +4,11 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use async_trait::async_trait;
-use bytes::Bytes;
 use http_body_util::BodyExt;
 
 use super::url_cache::UrlCache;
 use super::{Client, ResponseBody, SendOptions};
+use crate::body::RequestBody;
 use crate::{Error, HttpClientConfig};
 
 /// Most same-origin redirects followed when following is on.
@@ -155,12 +155,21 @@ fn map_error(e: reqwest::Error) -> Error {
     }
 }
 
+/// A buffered body as reqwest's own (which it can clone); a stream wrapped, its exact size
+/// hint giving `Content-Length` when the length is known.
+fn into_reqwest(body: RequestBody) -> reqwest::Body {
+    match body.into_bytes() {
+        Ok(bytes) => reqwest::Body::from(bytes),
+        Err(streamed) => reqwest::Body::wrap(streamed),
+    }
+}
+
 impl ReqwestClient {
     /// What `reqwest::Request::try_from` makes of `request`, without parsing the origin again.
-    fn to_reqwest(&self, request: http::Request<Bytes>) -> Result<reqwest::Request, Error> {
+    fn to_reqwest(&self, request: http::Request<RequestBody>) -> Result<reqwest::Request, Error> {
         if !request.extensions().is_empty() {
             // reqwest's own conversion is the only one that keeps extensions.
-            return reqwest::Request::try_from(request).map_err(map_error);
+            return reqwest::Request::try_from(request.map(into_reqwest)).map_err(map_error);
         }
         let url = self
             .urls
@@ -170,14 +179,14 @@ impl ReqwestClient {
         let mut converted = reqwest::Request::new(parts.method, url);
         *converted.headers_mut() = parts.headers;
         *converted.version_mut() = parts.version;
-        *converted.body_mut() = Some(body.into());
+        *converted.body_mut() = Some(into_reqwest(body));
         Ok(converted)
     }
 
     /// What [`Client::send`] does, as a future of a known type (not boxed).
     pub(crate) async fn execute(
         &self,
-        request: http::Request<Bytes>,
+        request: http::Request<RequestBody>,
         options: &SendOptions,
     ) -> Result<http::Response<ResponseBody>, Error> {
         let client = self.client_for(options)?;
@@ -195,7 +204,7 @@ impl ReqwestClient {
 impl Client for ReqwestClient {
     async fn send(
         &self,
-        request: http::Request<Bytes>,
+        request: http::Request<RequestBody>,
         options: &SendOptions,
     ) -> Result<http::Response<ResponseBody>, Error> {
         self.execute(request, options).await

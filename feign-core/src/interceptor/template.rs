@@ -1,11 +1,13 @@
 //! The request as interceptors see it.
 
 use std::fmt;
+use std::sync::Arc;
 
 use bytes::Bytes;
 use http::header::{HeaderName, HeaderValue};
 use http::{HeaderMap, Method};
 
+use crate::body::OneShot;
 use crate::meta::MethodMeta;
 use crate::Error;
 
@@ -18,6 +20,8 @@ pub struct RequestTemplate {
     pub(crate) path_and_query: String,
     pub(crate) headers: HeaderMap,
     pub(crate) body: Bytes,
+    /// A streamed body, sent in place of `body` (then empty).
+    pub(crate) stream: Option<Arc<OneShot>>,
     pub(crate) meta: &'static MethodMeta,
     pub(crate) service: &'static str,
 }
@@ -118,14 +122,31 @@ impl RequestTemplate {
         }
     }
 
-    /// The encoded body (empty when the method has none).
+    /// The encoded body (empty when the method has none, or when it is
+    /// [streamed](RequestTemplate::is_body_streamed)).
     pub fn body(&self) -> &Bytes {
         &self.body
     }
 
-    /// Replaces the encoded body.
+    /// Replaces the encoded body (a streamed body included).
     pub fn set_body(&mut self, body: impl Into<Bytes>) {
         self.body = body.into();
+        self.stream = None;
+    }
+
+    /// Whether the body is a stream (a `BodyStream`, a file, a multipart body with a file
+    /// part), sent as it is read and never held here: [`body`](RequestTemplate::body) is then
+    /// empty.
+    pub fn is_body_streamed(&self) -> bool {
+        self.stream.is_some()
+    }
+
+    /// The length of the body, when known (a stream of unknown length is sent chunked).
+    pub fn body_length(&self) -> Option<u64> {
+        match &self.stream {
+            Some(stream) => stream.length(),
+            None => Some(self.body.len() as u64),
+        }
     }
 }
 
@@ -157,7 +178,8 @@ impl fmt::Debug for RequestTemplate {
                 &crate::redact::url(&self.path_and_query).to_string(),
             )
             .field("headers", &crate::redact::headers(&self.headers))
-            .field("body_len", &self.body.len())
+            .field("body_len", &self.body_length())
+            .field("body_streamed", &self.stream.is_some())
             .finish()
     }
 }

@@ -11,10 +11,12 @@ use serde::Serialize;
 
 use super::headers::{insert_header, parse_header, static_headers};
 use super::observe::MethodState;
+use crate::body::{BodyStream, OneShot};
 use crate::codec::Encoder;
 use crate::escape;
 use crate::interceptor::RequestTemplate;
 use crate::meta::{MethodMeta, PathPart};
+use crate::multipart::Part;
 use crate::Error;
 
 /// Path values kept inline; a method with more path variables spills into a `Vec`.
@@ -33,6 +35,9 @@ pub struct RequestArgs {
     query: String,
     headers: HeaderMap,
     body: Bytes,
+    /// A streamed or multipart body, sent in place of `body`; boxed so the common call's
+    /// arguments (moved whole into its future) stay small.
+    streamed: Option<Box<Streamed>>,
     encoder: Option<Arc<dyn Encoder>>,
     error: Option<Error>,
 }
@@ -52,6 +57,7 @@ impl RequestArgs {
             query: String::new(),
             headers: state.static_headers.clone().unwrap_or_default(),
             body: Bytes::new(),
+            streamed: None,
             encoder,
             error: None,
         };
@@ -273,6 +279,68 @@ impl RequestArgs {
         self.body = value.into();
     }
 
+    /// Sends a stream or a file as the body, as it is read.
+    pub fn body_stream<T: Into<BodyStream>>(&mut self, value: T) {
+        self.streamed = Some(Box::new(Streamed::Stream(value.into())));
+    }
+
+    /// Makes the body `multipart/form-data`, built from the parts added next.
+    pub fn multipart(&mut self) {
+        self.streamed = Some(Box::new(Streamed::Parts(Vec::new())));
+    }
+
+    fn push_part(&mut self, name: &'static str, part: Part) {
+        match self.streamed.as_deref_mut() {
+            Some(Streamed::Parts(parts)) => parts.push((name, part)),
+            _ => self.streamed = Some(Box::new(Streamed::Parts(vec![(name, part)]))),
+        }
+    }
+
+    /// Adds a text part: the value's `Display`, with no file name or content type.
+    pub fn part_text<T: Display + ?Sized>(&mut self, name: &'static str, value: &T) {
+        self.push_part(name, Part::text(value.to_string()));
+    }
+
+    /// Adds a part of bytes, `application/octet-stream`.
+    pub fn part_bytes<T: Into<Bytes>>(&mut self, name: &'static str, value: T) {
+        self.push_part(name, Part::bytes(value));
+    }
+
+    /// Adds a [`Part`], a [`FilePart`](crate::multipart::FilePart), or a stream or file as a
+    /// part.
+    pub fn part<T: crate::multipart::IntoPart>(&mut self, name: &'static str, value: T) {
+        self.push_part(name, value.into_part());
+    }
+
+    /// Adds a part encoded with the client's Encoder (JSON by default), with the content type
+    /// it sets, as Spring's `@RequestPart` sends an object.
+    pub fn part_json<T: Serialize + ?Sized>(&mut self, name: &'static str, value: &T) {
+        let mut headers = HeaderMap::new();
+        let encoded = match &self.encoder {
+            None => serde_json::to_vec(value)
+                .map(|bytes| {
+                    crate::codec::set_content_type(&mut headers, "application/json");
+                    Bytes::from(bytes)
+                })
+                .map_err(|e| {
+                    Error::request(format!("part `{name}` could not be encoded as json"))
+                        .with_source(e)
+                }),
+            Some(encoder) => encoder.encode(&value as &dyn erased_serde::Serialize, &mut headers),
+        };
+        match encoded {
+            Ok(bytes) => {
+                let mut part = Part::bytes(bytes);
+                part.content_type = headers
+                    .get(http::header::CONTENT_TYPE)
+                    .and_then(|value| value.to_str().ok())
+                    .map(str::to_owned);
+                self.push_part(name, part);
+            }
+            Err(e) => self.fail(e),
+        }
+    }
+
     /// Encodes the body as `application/x-www-form-urlencoded`.
     pub fn form<T: Serialize + ?Sized>(&mut self, value: &T) {
         match serde_urlencoded::to_string(value) {
@@ -342,15 +410,37 @@ impl RequestArgs {
             path_and_query.push('?');
             path_and_query.push_str(&self.query);
         }
+        let mut headers = self.headers;
+        let (body, stream) = match self.streamed.map(|streamed| *streamed) {
+            None => (self.body, None),
+            Some(Streamed::Stream(stream)) => (self.body, Some(stream)),
+            Some(Streamed::Parts(parts)) => {
+                let (content_type, encoded) = crate::multipart::encode(parts)?;
+                headers.insert(http::header::CONTENT_TYPE, content_type);
+                match encoded {
+                    crate::multipart::Encoded::Full(bytes) => (bytes, None),
+                    crate::multipart::Encoded::Stream(stream) => (Bytes::new(), Some(stream)),
+                }
+            }
+        };
         Ok(RequestTemplate {
             method: meta.method.as_http(),
             path_and_query,
-            headers: self.headers,
-            body: self.body,
+            headers,
+            body,
+            stream: stream.map(|stream| Arc::new(OneShot::new(stream))),
             meta,
             service,
         })
     }
+}
+
+/// A body that is not one buffer of bytes.
+enum Streamed {
+    /// A `#[body]` stream or file.
+    Stream(BodyStream),
+    /// The parts of a `#[multipart]` method, in order.
+    Parts(Vec<(&'static str, Part)>),
 }
 
 impl fmt::Debug for RequestArgs {

@@ -13,7 +13,9 @@ use super::body::{self, OverLimit};
 use super::headers::check_headers;
 use super::observe::{AttemptGuard, CallObservation};
 use super::receive::Receive;
+use super::upload;
 use super::{CoreInner, Target};
+use crate::body::RequestBody;
 use crate::client::SendOptions;
 use crate::interceptor::{RequestTemplate, ResponseContext};
 use crate::options::Options;
@@ -139,10 +141,15 @@ pub(super) async fn send_call<R: Receive>(
     }
 }
 
-/// Compression, once per call: the body gzipped when the settings call for it, and gzip
-/// asked for in responses.
+/// Compression, once per call: a buffered body gzipped when the settings call for it (a
+/// streamed one goes as it is), and gzip asked for in responses.
 fn prepare_body(inner: &CoreInner, template: &mut RequestTemplate) -> Result<(), Error> {
-    if let Some(settings) = &inner.compression.request {
+    if let Some(settings) = inner
+        .compression
+        .request
+        .as_ref()
+        .filter(|_| template.stream.is_none())
+    {
         settings.apply(&mut template.headers, &mut template.body)?;
     }
     if inner.compression.response {
@@ -249,7 +256,13 @@ impl Call<'_> {
                 elapsed: now - start,
                 remaining: deadline.map(|d| d.saturating_duration_since(now)),
             };
-            match inner.retry.decide(&ctx) {
+            // A streamed body that has started to go out cannot be sent again.
+            let decision = if self.template.stream.as_ref().is_some_and(|s| s.started()) {
+                RetryDecision::Stop
+            } else {
+                inner.retry.decide(&ctx)
+            };
+            match decision {
                 RetryDecision::Retry {
                     delay,
                     same_instance: same,
@@ -358,7 +371,16 @@ impl Call<'_> {
         let inner = self.inner;
         let template = self.template;
         let key = template.meta.key;
-        let mut request = http::Request::new(template.body.clone());
+        let body = match &template.stream {
+            None => RequestBody::from(template.body.clone()),
+            Some(stream) => stream.next_attempt().ok_or_else(|| {
+                Error::new(
+                    crate::error::Kind::Transport,
+                    "the streamed request body was read by an earlier attempt; it is not sent again",
+                )
+            })?,
+        };
+        let mut request = http::Request::new(body);
         *request.method_mut() = template.method.clone();
         *request.uri_mut() = uri;
         *request.headers_mut() = template.headers.clone();
@@ -372,6 +394,7 @@ impl Call<'_> {
             request.uri(),
             request.headers(),
             &template.body,
+            template.stream.as_ref().map(|stream| stream.length()),
         );
         let started = Instant::now();
         let send_options = SendOptions {
@@ -379,19 +402,33 @@ impl Call<'_> {
             follow_redirects: self.options.get_follow_redirects(),
         };
         let read_timeout = self.options.get_read_timeout();
-        let response =
-            match tokio::time::timeout(read_timeout, inner.client.send(request, &send_options))
-                .await
-            {
-                Ok(Ok(response)) => response,
-                Ok(Err(error)) => return Err(self.failed(error, started)),
-                Err(_) => {
-                    return Err(self.failed(
-                        Error::timeout(format!("no response within {read_timeout:?}")),
-                        started,
-                    ))
-                }
-            };
+        let sending = inner.client.send(request, &send_options);
+        let sent = match template.stream.as_deref() {
+            None => tokio::time::timeout(read_timeout, sending).await,
+            // Boxed: a streamed call is rare, and the common call's future stays small.
+            Some(stream) => {
+                Box::pin(upload::within_read_timeout(sending, stream, read_timeout)).await
+            }
+        };
+        let response = match sent {
+            Ok(Ok(response)) => response,
+            Ok(Err(error)) => {
+                let error = match template.stream.as_deref() {
+                    Some(stream) => upload::explain(stream, error),
+                    None => error,
+                };
+                return Err(self.failed(error, started));
+            }
+            Err(_) => {
+                return Err(self.failed(
+                    Error::timeout(format!("no response within {read_timeout:?}")),
+                    started,
+                ))
+            }
+        };
+        if let Some(error) = template.stream.as_deref().and_then(upload::failed) {
+            return Err(self.failed(error, started));
+        }
         let (parts, response_body) = response.into_parts();
         let (parts, response_body) = if parts.status.is_success() {
             match R::stream(parts, response_body, read_timeout, key) {

@@ -10,6 +10,7 @@ mod metrics;
 mod observe;
 mod receive;
 mod span;
+mod upload;
 mod validate;
 
 use std::fmt;
