@@ -21,6 +21,10 @@ trait Docs {
 
     #[get("/docs")]
     async fn fetch(&self) -> Result<bytes::Bytes, Error>;
+
+    #[post("/docs")]
+    #[headers("Content-Type: application/json")]
+    async fn streamed(&self, #[body] doc: feign_core::BodyStream) -> Result<String, Error>;
 }
 
 fn gzip(bytes: &[u8]) -> Vec<u8> {
@@ -198,4 +202,23 @@ async fn response_compression_asks_for_gzip_and_decodes_within_the_cap() {
         .unwrap();
     let error = capped.fetch().await.unwrap_err();
     assert!(error.is_too_large(), "{error:?}");
+}
+
+#[tokio::test]
+async fn a_streamed_body_is_sent_as_it_is_whatever_its_size_and_type() {
+    let (url, _recorder) = recording_server(server_side).await;
+    let client = DocsClient::builder()
+        .url(&url)
+        .retryer(Retryer::never())
+        .request_compression(RequestCompression::default())
+        .build()
+        .unwrap();
+    let json = serde_json::to_vec(&doc(10_000)).unwrap();
+    let length = json.len();
+    let chunks = futures_util::stream::iter([Ok::<_, std::io::Error>(bytes::Bytes::from(json))]);
+    let stream = feign_core::BodyStream::new(chunks);
+    assert_eq!(
+        client.streamed(stream).await.unwrap(),
+        format!("identity {length}")
+    );
 }
