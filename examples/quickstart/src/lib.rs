@@ -11,7 +11,7 @@ mod instance;
 mod steps;
 
 use std::error::Error as StdError;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 pub use instance::{Conflict, NewOrder, Order};
 pub use steps::{run, Options, OrderError, OrderService, OrderServiceClient, Report};
@@ -33,4 +33,16 @@ pub fn expect(ok: bool, what: impl Into<String>) -> StepResult<()> {
     } else {
         Err(format!("expected {}", what.into()).into())
     }
+}
+
+/// Polls `done` until it holds, for at most 10 s; fails naming `what` was awaited.
+pub async fn wait_for(mut done: impl FnMut() -> bool, what: &str) -> StepResult<()> {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !done() {
+        if Instant::now() > deadline {
+            return Err(format!("timed out waiting for {what}").into());
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    Ok(())
 }

@@ -12,7 +12,7 @@ use feign_eureka_server::EurekaServer;
 use feign_lb::{LoadBalancer, Policy};
 
 use crate::instance::{Conflict, Instance, NewOrder, Order};
-use crate::{expect, StepResult, REFRESH, TOKEN};
+use crate::{expect, wait_for, StepResult, REFRESH, TOKEN};
 
 /// The order service as callers see it. No URL: `order-service` is resolved through Eureka.
 #[feign_client("order-service")]
@@ -285,16 +285,4 @@ fn count_instances(discovery: &EurekaClient) -> usize {
     discovery
         .instances("order-service")
         .map_or(0, |instances| instances.len())
-}
-
-/// Polls `done` until it holds, for at most 10 s.
-async fn wait_for(mut done: impl FnMut() -> bool, what: &str) -> StepResult<()> {
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while !done() {
-        if Instant::now() > deadline {
-            return Err(format!("timed out waiting for {what}").into());
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    Ok(())
 }
