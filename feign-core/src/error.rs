@@ -111,6 +111,14 @@ impl Kind {
 }
 
 impl Error {
+    /// The error of a response body over `limit` bytes.
+    pub(crate) fn response_too_large(limit: impl fmt::Display) -> Error {
+        Error::new(
+            Kind::BodyTooLarge,
+            format!("response body over the {limit}-byte limit"),
+        )
+    }
+
     pub(crate) fn new(kind: Kind, message: impl Into<Cow<'static, str>>) -> Error {
         Error {
             inner: Box::new(Inner {

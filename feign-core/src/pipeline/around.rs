@@ -8,8 +8,10 @@ use std::sync::{Arc, Weak};
 use std::task::{Context, Poll};
 
 use tower::util::BoxCloneSyncService;
-use tower::{Layer, Service};
+use tower::{Layer, Service, ServiceExt as _};
 
+use super::args::RequestArgs;
+use super::call;
 use super::observe::CallObservation;
 use super::CoreInner;
 use crate::interceptor::RequestTemplate;
@@ -100,13 +102,8 @@ impl Service<CallRequest> for CallService {
                 .ok_or_else(|| Error::request("the client was dropped"))?;
             let observation = request.observation.clone();
             let optional = request.optional;
-            super::call::send_call::<Response>(
-                &inner,
-                request.into_template(),
-                optional,
-                &observation,
-            )
-            .await
+            call::send_call::<Response>(&inner, request.into_template(), optional, &observation)
+                .await
         })
     }
 }
@@ -144,4 +141,23 @@ pub(crate) fn build(core: &Weak<CoreInner>, wraps: &[Wrap]) -> Option<AroundServ
         service = wrap(service);
     }
     Some(service)
+}
+
+/// [`run`](super::call::run) for a client with layers around the call: they get the intercepted request and
+/// answer a [`Response`] read whole, so a streaming method's body is read within the cap.
+pub(super) async fn run_around(
+    inner: &CoreInner,
+    service: AroundService,
+    args: RequestArgs,
+    optional: bool,
+    observation: Arc<CallObservation>,
+) -> Result<Option<Response>, Error> {
+    let template = call::intercepted(inner, args).await?;
+    let key = template.meta.key;
+    let request = CallRequest::new(template, optional, observation);
+    let result = service
+        .oneshot(request)
+        .await
+        .map_err(|e| e.with_method_key(key));
+    call::answer(inner, result, optional, key)
 }

@@ -11,7 +11,7 @@ use http_body_util::BodyExt;
 use tokio::time::error::Elapsed;
 
 use crate::client::ResponseBody;
-use crate::error::{BoxError, Kind};
+use crate::error::BoxError;
 use crate::Error;
 
 /// What to do with a body over the limit.
@@ -21,14 +21,6 @@ pub(crate) enum OverLimit {
     Fail,
     /// Keep the first `limit` bytes (error bodies, of which only a preview is kept anyway).
     Truncate,
-}
-
-/// The error of a body over `limit` bytes.
-pub(crate) fn too_large(limit: impl std::fmt::Display) -> Error {
-    Error::new(
-        Kind::BodyTooLarge,
-        format!("response body over the {limit}-byte limit"),
-    )
 }
 
 /// Reads `body` in full. Over the limit, reading stops and `body` is dropped unfinished, so
@@ -45,7 +37,7 @@ pub(crate) async fn read(
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.parse::<u64>().ok());
     if over_limit == OverLimit::Fail && declared.is_some_and(|len| len > limit as u64) {
-        return Err(too_large(limit));
+        return Err(Error::response_too_large(limit));
     }
     let mut first: Option<Bytes> = None;
     let mut rest = BytesMut::new();
@@ -70,7 +62,7 @@ pub(crate) async fn read(
         };
         if data.len() > limit - total {
             match over_limit {
-                OverLimit::Fail => return Err(too_large(limit)),
+                OverLimit::Fail => return Err(Error::response_too_large(limit)),
                 OverLimit::Truncate => {
                     data.truncate(limit - total);
                     append(&mut first, &mut rest, data);

@@ -5,10 +5,8 @@ use std::sync::Arc;
 use http::header::AUTHORIZATION;
 use http::{HeaderName, HeaderValue, StatusCode};
 use tokio::time::Instant;
-use tower::ServiceExt as _;
 
 use super::args::RequestArgs;
-use super::around::{AroundService, CallRequest};
 use super::body::{self, OverLimit};
 use super::headers::check_headers;
 use super::observe::{AttemptGuard, CallObservation};
@@ -42,27 +40,11 @@ pub(super) async fn run<R: Receive>(
     answer(inner, result, optional, key)
 }
 
-/// [`run`] for a client with layers around the call: they get the intercepted request and
-/// answer a [`Response`] read whole, so a streaming method's body is read within the cap.
-pub(super) async fn run_around(
-    inner: &CoreInner,
-    service: AroundService,
-    args: RequestArgs,
-    optional: bool,
-    observation: Arc<CallObservation>,
-) -> Result<Option<Response>, Error> {
-    let template = intercepted(inner, args).await?;
-    let key = template.meta.key;
-    let request = CallRequest::new(template, optional, observation);
-    let result = service
-        .oneshot(request)
-        .await
-        .map_err(|e| e.with_method_key(key));
-    answer(inner, result, optional, key)
-}
-
 /// The arguments expanded into a request, and the request interceptors run over it.
-async fn intercepted(inner: &CoreInner, args: RequestArgs) -> Result<RequestTemplate, Error> {
+pub(super) async fn intercepted(
+    inner: &CoreInner,
+    args: RequestArgs,
+) -> Result<RequestTemplate, Error> {
     let meta = args.meta;
     let mut template = args
         .into_template(&inner.prefix, inner.client_meta.service)
@@ -79,7 +61,7 @@ async fn intercepted(inner: &CoreInner, args: RequestArgs) -> Result<RequestTemp
 /// What the call returns for a response: `None` for a 404 an `Option` method takes as an
 /// answer. A layer may answer any status itself; one the pipeline would not have returned
 /// goes to the error decoder here.
-fn answer<R: Receive>(
+pub(super) fn answer<R: Receive>(
     inner: &CoreInner,
     result: Result<R, Error>,
     optional: bool,

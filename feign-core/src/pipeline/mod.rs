@@ -33,7 +33,6 @@ use receive::Receive;
 pub use args::{HeaderMapArg, HeaderPart, RequestArgs};
 pub use around::CallRequest;
 pub(crate) use around::{wrap, Wrap};
-pub(crate) use body::too_large;
 pub(crate) use validate::{header_name, is_clean_header_value, is_forbidden_header};
 
 /// Runs a call in its span and records its metrics. A macro rather than an `async fn`: another
@@ -61,7 +60,7 @@ macro_rules! observed_run {
                 // The layers' futures are `'static`: they share the observation. Boxed, so
                 // clients without layers do not carry this path's state in their futures.
                 let observation = Arc::new(observation);
-                let run = Box::pin(call::run_around(
+                let run = Box::pin(around::run_around(
                     &$core.inner,
                     service.clone(),
                     $args,

@@ -182,7 +182,7 @@ impl StreamingResponse {
     }
 
     fn too_large(&self, limit: u64) -> Error {
-        self.name(crate::pipeline::too_large(limit))
+        self.name(Error::response_too_large(limit))
     }
 
     fn name(&self, error: Error) -> Error {

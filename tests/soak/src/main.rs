@@ -73,7 +73,7 @@ fn parse_duration(text: &str) -> Result<Duration, String> {
 #[tokio::main]
 async fn main() -> ExitCode {
     let args = Args::parse();
-    let settings = run::Settings {
+    let settings = settings::Settings {
         duration: args.duration,
         seed: args.seed,
         rate: args.rate,

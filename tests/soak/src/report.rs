@@ -3,26 +3,11 @@
 
 use std::fmt::Write as _;
 use std::sync::Arc;
-use std::time::Duration;
 
 use crate::journal::{self, Journal, Kind};
 use crate::load::{MethodStats, Stats};
 use crate::resources::Sample;
-use crate::run::{drift, read, Settings, CONVERGENCE_BOUND, RESOURCE_TOLERANCE};
-use crate::settings;
-
-/// When each phase of a run begins and ends, from its start.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Phases {
-    /// End of the warm-up: the start resources are read then.
-    pub(crate) warm_up: Duration,
-    /// First fault.
-    pub(crate) faults_from: Duration,
-    /// No fault starts after this; the rest of the run settles.
-    pub(crate) faults_to: Duration,
-    /// End of the run.
-    pub(crate) end: Duration,
-}
+use crate::settings::{self, drift, read, Phases, Settings, CONVERGENCE_BOUND, RESOURCE_TOLERANCE};
 
 /// One check's verdict.
 #[derive(Debug, Clone)]

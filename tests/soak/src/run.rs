@@ -13,55 +13,12 @@ use crate::ledger::Ledger;
 use crate::load::{Load, Stats};
 use crate::plan::{self, Action, Step};
 use crate::registries::Registries;
-use crate::report::{Check, Outcome, Phases};
+use crate::report::{Check, Outcome};
 use crate::resources::{self, Sample};
-use crate::settings;
+use crate::settings::{self, Settings, CONVERGENCE_BOUND, QUIET};
 
 /// What a run may fail with before it can check anything.
 pub(crate) type SetupError = Box<dyn std::error::Error + Send + Sync>;
-
-/// How long the registries may take to agree once the faults stop.
-pub(crate) const CONVERGENCE_BOUND: Duration = Duration::from_secs(20);
-
-/// How far the end's resource readings may be from the start's.
-pub(crate) const RESOURCE_TOLERANCE: f64 = 0.10;
-
-/// How long reading the resources takes: the calls in flight finish (within the total
-/// timeout), the callers' idle connections expire (the pool reaps them up to twice their idle
-/// time after their last use), then five readings.
-const QUIET: Duration = Duration::from_secs(30);
-
-/// What a run is asked to do.
-#[derive(Debug, Clone)]
-pub(crate) struct Settings {
-    /// The whole run.
-    pub(crate) duration: Duration,
-    /// Seeds the plan, the load's mix and every random choice of the stack.
-    pub(crate) seed: u64,
-    /// Calls per second, both services together.
-    pub(crate) rate: u32,
-}
-
-impl Settings {
-    /// The run's phases: warm-up, faults, settling.
-    pub(crate) fn phases(&self) -> Phases {
-        let d = self.duration;
-        // Up to 120 s: past the 90 s an idle pooled connection of a Eureka client lives, so
-        // a long run's start readings hold no connection left over from setting up.
-        let warm_up = d
-            .mul_f64(0.12)
-            .clamp(Duration::from_secs(10), Duration::from_secs(120));
-        let settle = d
-            .mul_f64(0.3)
-            .clamp(Duration::from_secs(35), Duration::from_secs(180));
-        Phases {
-            warm_up,
-            faults_from: warm_up + QUIET,
-            faults_to: d.saturating_sub(settle),
-            end: d,
-        }
-    }
-}
 
 /// Runs the soak and returns its outcome.
 pub(crate) async fn run(settings: Settings) -> Result<Outcome, SetupError> {
@@ -401,17 +358,4 @@ async fn converge(
         ),
     );
     None
-}
-
-/// The share `end` is above or below `start`.
-pub(crate) fn drift(start: u64, end: u64) -> f64 {
-    if start == 0 {
-        return if end == 0 { 0.0 } else { f64::INFINITY };
-    }
-    (end as f64 - start as f64) / start as f64
-}
-
-/// Reads an atomic counter.
-pub(crate) fn read(counter: &std::sync::atomic::AtomicU64) -> u64 {
-    counter.load(Ordering::Relaxed)
 }
