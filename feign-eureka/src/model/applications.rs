@@ -9,7 +9,8 @@ use serde::{Deserialize, Serialize, Serializer};
 
 use super::instance::InstanceInfo;
 use super::lenient::{
-    field_names, none_unless_map, LenientElement, LenientI64, LenientString, OneOrMany,
+    field_names, none_unless_map, utf8_document, LenientElement, LenientI64, LenientString,
+    OneOrMany,
 };
 use super::status::InstanceStatus;
 
@@ -375,21 +376,6 @@ where
 {
     let text = utf8_document(json)?;
     serde_json::from_str::<ListingEnvelope<T>>(text).map(|e| e.applications)
-}
-
-/// `json` as text, or the error of a document that is not UTF-8 (RFC 8259 requires it).
-///
-/// Checking UTF-8 once up front is cheaper than checking every string on its own, and it
-/// refuses invalid UTF-8 anywhere: serde_json's byte reader lets it pass in values it skips
-/// (unknown keys), so a document would be accepted or refused depending on which keys a
-/// reader knows.
-pub(crate) fn utf8_document(json: &[u8]) -> Result<&str, serde_json::Error> {
-    std::str::from_utf8(json).map_err(|utf8| {
-        // The byte reader's error says where, when it sees the bad byte.
-        serde_json::from_slice::<IgnoredAny>(json)
-            .err()
-            .unwrap_or_else(|| de::Error::custom(format!("the document is not UTF-8: {utf8}")))
-    })
 }
 
 /// `{"application":{...}}`: the root wrapper of `GET apps/{APP}`.

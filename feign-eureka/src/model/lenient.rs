@@ -424,3 +424,18 @@ macro_rules! field_names {
     };
 }
 pub(crate) use field_names;
+
+/// `json` as text, or the error of a document that is not UTF-8 (RFC 8259 requires it).
+///
+/// Checking UTF-8 once up front is cheaper than checking every string on its own, and it
+/// refuses invalid UTF-8 anywhere: serde_json's byte reader lets it pass in values it skips
+/// (unknown keys), so a document would be accepted or refused depending on which keys a
+/// reader knows.
+pub(crate) fn utf8_document(json: &[u8]) -> Result<&str, serde_json::Error> {
+    std::str::from_utf8(json).map_err(|utf8| {
+        // The byte reader's error says where, when it sees the bad byte.
+        serde_json::from_slice::<IgnoredAny>(json)
+            .err()
+            .unwrap_or_else(|| de::Error::custom(format!("the document is not UTF-8: {utf8}")))
+    })
+}

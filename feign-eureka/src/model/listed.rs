@@ -10,9 +10,10 @@ use std::fmt;
 use serde::de::{Deserialize, Deserializer, MapAccess, Visitor};
 use serde_json::value::RawValue;
 
-use super::applications::{utf8_document, AppListing, Applications, Listing, ListingEnvelope};
+use super::applications::{AppListing, Applications, Listing, ListingEnvelope};
 use super::datacenter::{DataCenterInfo, LenientDataCenter};
 use super::instance::{eureka_id, InstanceField, InstanceInfo, StatusValue};
+use super::lenient::utf8_document;
 use super::lenient::{none_unless_map, LenientElement, LenientStringMap, LenientText};
 use super::port::{LenientPort, PortInfo};
 use super::status::InstanceStatus;
