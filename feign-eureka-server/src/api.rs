@@ -13,6 +13,7 @@ use axum::response::Response;
 use http::{header, HeaderMap, HeaderValue, Method, StatusCode};
 use percent_encoding::percent_decode_str;
 
+use crate::answer::{document, error_body, json, json_error, shutting_down, text};
 use crate::batch::{
     Action, BatchResponse, ItemResponse, ReplicationItem, ReplicationList, REPLICATION_HEADER,
 };
@@ -133,14 +134,6 @@ fn with_error_body(response: Response, path: &str, now_ms: u64, headers: &Header
     }
 }
 
-/// Spring Boot's error time stamp: RFC 3339 with milliseconds and `+00:00`.
-fn error_timestamp(now_ms: u64) -> String {
-    let at = std::time::UNIX_EPOCH + std::time::Duration::from_millis(now_ms);
-    humantime::format_rfc3339_millis(at)
-        .to_string()
-        .replace('Z', "+00:00")
-}
-
 /// `status` with Spring Boot's XML error body, unindented:
 /// `<Map><timestamp>…</timestamp><status>404</status><error>Not Found</error><path>…</path></Map>`.
 fn xml_error_body(
@@ -163,26 +156,6 @@ fn xml_error_body(
         .headers_mut()
         .insert(header::CONTENT_TYPE, HeaderValue::from_static(content_type));
     response
-}
-
-/// `status` with Spring Boot's JSON error body:
-/// `{"timestamp":…,"status":404,"error":"Not Found","path":…}`, in Spring's key order.
-pub(crate) fn error_body(status: StatusCode, path: &str, now_ms: u64) -> Response {
-    let mut response = json(Bytes::from(json_error(status, path, now_ms)));
-    *response.status_mut() = status;
-    response
-}
-
-fn json_error(status: StatusCode, path: &str, now_ms: u64) -> Vec<u8> {
-    // The path is the only text from the request, so it is escaped.
-    format!(
-        r#"{{"timestamp":"{}","status":{},"error":"{}","path":{}}}"#,
-        error_timestamp(now_ms),
-        status.as_u16(),
-        status.canonical_reason().unwrap_or(""),
-        serde_json::Value::from(path),
-    )
-    .into_bytes()
 }
 
 /// Whether the resource at `segs` answers `method` (else 404 or 405).
@@ -570,30 +543,6 @@ fn empty(status: StatusCode) -> Response {
     response
 }
 
-/// A plain-text reason (400, 413, 415, 429).
-pub(crate) fn text(status: StatusCode, reason: impl fmt::Display) -> Response {
-    let mut response = Response::new(Body::from(reason.to_string()));
-    *response.status_mut() = status;
-    response.headers_mut().insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("text/plain; charset=utf-8"),
-    );
-    response
-}
-
-fn json(body: Bytes) -> Response {
-    document(Format::Json, body)
-}
-
-fn document(format: Format, body: Bytes) -> Response {
-    let mut response = Response::new(Body::from(body));
-    response.headers_mut().insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static(format.media_type()),
-    );
-    response
-}
-
 /// Eureka's answer to a body that does not parse: 400 with `{"error":…}` for JSON,
 /// `<error><message>…</message></error>` for XML; the reason follows Eureka's words.
 fn unparseable(format: Format, error: &dyn fmt::Display) -> Response {
@@ -621,18 +570,6 @@ fn document_gzip(format: Format, body: Bytes) -> Response {
     let headers = response.headers_mut();
     headers.insert(header::CONTENT_ENCODING, HeaderValue::from_static("gzip"));
     headers.insert(header::VARY, HeaderValue::from_static("Accept-Encoding"));
-    response
-}
-
-/// 503 while shutting down, asking the client to come back (to another server) shortly.
-pub(crate) fn shutting_down() -> Response {
-    let mut response = text(
-        StatusCode::SERVICE_UNAVAILABLE,
-        "server is shutting down".to_owned(),
-    );
-    let headers = response.headers_mut();
-    headers.insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
-    headers.insert(header::CONNECTION, HeaderValue::from_static("close"));
     response
 }
 

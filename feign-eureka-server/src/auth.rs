@@ -12,7 +12,7 @@ use feign_core::Credentials;
 use http::{header, HeaderMap, HeaderValue, StatusCode};
 use subtle::ConstantTimeEq;
 
-use crate::state::AppState;
+use feign_core::clock::Clock;
 
 /// The one `Authorization` value the registry accepts.
 pub(crate) struct BasicAuth {
@@ -43,18 +43,25 @@ impl BasicAuth {
     }
 }
 
+/// What [`require`] checks requests with: the credentials, when the registry has them, and the
+/// clock its error bodies are stamped by.
+pub(crate) struct Gate {
+    pub(crate) basic: Option<BasicAuth>,
+    pub(crate) clock: Clock,
+}
+
 /// Lets a request through only with the registry's credentials, when it has them.
 pub(crate) async fn require(
-    State(state): State<Arc<AppState>>,
+    State(gate): State<Arc<Gate>>,
     request: Request,
     next: Next,
 ) -> Response {
-    match &state.auth {
+    match &gate.basic {
         Some(auth) if !auth.admits(request.headers()) => {
-            let mut response = crate::api::error_body(
+            let mut response = crate::answer::error_body(
                 StatusCode::UNAUTHORIZED,
                 request.uri().path(),
-                state.registry.clock.now_ms(),
+                gate.clock.now_ms(),
             );
             response.headers_mut().insert(
                 header::WWW_AUTHENTICATE,

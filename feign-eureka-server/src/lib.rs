@@ -43,6 +43,7 @@
 //! `DELETE .../status`); a starting node does not copy its peers' registries (heartbeats
 //! replicated after start re-register what it misses).
 
+mod answer;
 mod api;
 mod auth;
 mod batch;
@@ -52,6 +53,7 @@ mod conn;
 mod dashboard;
 mod delta;
 mod error;
+mod html;
 mod lease;
 mod listen;
 mod listing;
@@ -524,11 +526,10 @@ impl EurekaServerBuilder {
             started_ms: clock.now_ms(),
             url,
             registry,
-            auth,
             peer_ips: peer_ips(&config.peers).await,
             dashboard: listing::ListingCache::default(),
         });
-        if state.auth.is_none() && !addr.ip().is_loopback() {
+        if auth.is_none() && !addr.ip().is_loopback() {
             tracing::warn!(
                 %addr,
                 "the registry listens beyond loopback without credentials: anyone who reaches it \
@@ -539,7 +540,7 @@ impl EurekaServerBuilder {
             .route("/", get(dashboard::page))
             .route("/eureka/{*rest}", any(api::handle))
             .layer(axum::middleware::from_fn_with_state(
-                state.clone(),
+                Arc::new(auth::Gate { basic: auth, clock }),
                 auth::require,
             ))
             .with_state(state.clone());

@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::sync::{Arc, Mutex};
 
-use crate::dashboard::{age, escape, status_class};
+use crate::html::{age, escape, status_class};
 use crate::lease::AppTable;
 use crate::record;
 use crate::registry::Registry;

@@ -10,7 +10,7 @@ use std::sync::Mutex;
 use axum::response::Response;
 use http::{header, HeaderValue, StatusCode};
 
-use crate::api::text;
+use crate::answer::text;
 use crate::config::RateLimit;
 
 /// Eureka's `MeasuredRate`: counts events in the current minute and reports the last complete

@@ -4,7 +4,6 @@ use std::net::IpAddr;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
-use crate::auth::BasicAuth;
 use crate::listing::ListingCache;
 use crate::rate::RateLimiter;
 use crate::registry::Registry;
@@ -19,8 +18,6 @@ pub(crate) struct AppState {
     pub(crate) shutting_down: AtomicBool,
     pub(crate) started_ms: u64,
     pub(crate) url: String,
-    /// The credentials every request must carry, when the registry has them.
-    pub(crate) auth: Option<BasicAuth>,
     /// The addresses the configured peers' host names resolved to at start: replication
     /// batches are taken only from these.
     pub(crate) peer_ips: Vec<IpAddr>,
