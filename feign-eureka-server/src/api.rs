@@ -17,13 +17,14 @@ use crate::answer::{document, error_body, json, json_error, shutting_down, text}
 use crate::batch::{
     Action, BatchResponse, ItemResponse, ReplicationItem, ReplicationList, REPLICATION_HEADER,
 };
-use crate::cache::CacheKey;
+use crate::cache::{CacheKey, Payload};
 use crate::media::{self, Format};
 use crate::rate;
 use crate::registry::RenewOutcome;
 use crate::replication;
 use crate::state::AppState;
 use crate::validate::{self, Invalid};
+use crate::watch::{self, Outcome};
 use feign_eureka::model::{json_to_xml, xml_to_json, InstanceInfo, InstanceStatus};
 
 /// Entry point for every request under `/eureka/`.
@@ -68,9 +69,11 @@ pub(crate) async fn handle(
         Bytes::new()
     };
     let segs: Vec<&str> = segments.iter().map(String::as_str).collect();
+    let watch_offered = state.watches.offered();
     // Every resource produces only XML and JSON: a client accepting neither gets 406 before
     // anything runs, once the method and a request body's type have been found acceptable.
-    let unacceptable = routed(&parts.method, &segs)
+    let unacceptable = (routed(&parts.method, &segs)
+        || (watch_offered && parts.method == Method::GET && segs == ["watch"]))
         && media::document(&parts.headers).is_none()
         && !(parts.method == Method::POST && media::body(&parts.headers).is_err());
     let response = match (&parts.method, segs.as_slice()) {
@@ -99,6 +102,8 @@ pub(crate) async fn handle(
         (&Method::GET, ["vips", vip]) => call.cached(CacheKey::Vip((*vip).to_owned())),
         (&Method::GET, ["svips", vip]) => call.cached(CacheKey::Svip((*vip).to_owned())),
         (&Method::POST, ["peerreplication", "batch"]) => call.batch(&body),
+        (&Method::GET, ["watch"]) if watch_offered => call.watch().await,
+        (_, ["watch"]) if watch_offered => empty(StatusCode::METHOD_NOT_ALLOWED),
         (_, ["apps" | "instances" | "vips" | "svips" | "peerreplication", ..]) if known(&segs) => {
             empty(StatusCode::METHOD_NOT_ALLOWED)
         }
@@ -277,6 +282,17 @@ impl Call<'_> {
         if payload.empty {
             return empty(StatusCode::NOT_FOUND);
         }
+        let mut response = self.payload(format, &payload, compressible);
+        if compressible && self.state.watches.offered() {
+            // The registry and its delta tell a client it may watch instead of polling.
+            response
+                .headers_mut()
+                .insert(watch::OFFER_HEADER, HeaderValue::from_static("1"));
+        }
+        response
+    }
+
+    fn payload(&self, format: Format, payload: &Payload, compressible: bool) -> Response {
         // `X-Eureka-Accept: compact` (any case); anything else is the full form, as in Eureka.
         let compact = self
             .headers
@@ -287,6 +303,35 @@ impl Call<'_> {
         } else {
             document(format, payload.body(format, compact))
         }
+    }
+
+    /// `GET watch?after=<version>&timeout=<ms>`: the delta once the registry holds a change
+    /// after `after`, 204 when none came within the wait, 429 past the cap on watches.
+    async fn watch(&self) -> Response {
+        let Some(format) = media::cached_document(self.headers) else {
+            return empty(StatusCode::NOT_ACCEPTABLE);
+        };
+        let wait = match watch::wait(self.param("timeout")) {
+            Ok(wait) => wait,
+            Err(reason) => return text(StatusCode::BAD_REQUEST, reason),
+        };
+        let after = self.param("after").filter(|after| !after.is_empty());
+        let registry = &self.state.registry;
+        let (mut response, version) = match self.state.watches.watch(registry, after, wait).await {
+            Err(reason) => return text(StatusCode::BAD_REQUEST, reason),
+            Ok(Outcome::Full) => {
+                return rate::too_many(1, "too many watches waiting; poll instead");
+            }
+            Ok(Outcome::Closed) => return shutting_down(),
+            Ok(Outcome::Unchanged(version)) => (empty(StatusCode::NO_CONTENT), version),
+            Ok(Outcome::Changed(payload, version)) => {
+                (self.payload(format, &payload, true), version)
+            }
+        };
+        if let Ok(value) = HeaderValue::from_str(&version) {
+            response.headers_mut().insert(watch::VERSION_HEADER, value);
+        }
+        response
     }
 
     fn instance(&self, info: impl FnOnce() -> Option<InstanceInfo>) -> Response {

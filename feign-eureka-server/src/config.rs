@@ -73,6 +73,8 @@ pub(crate) struct ServerConfig {
     pub(crate) header_read_timeout: Duration,
     pub(crate) idle_timeout: Duration,
     pub(crate) max_connections: usize,
+    /// The most watches (`GET watch`) waiting at once; zero turns the watch off.
+    pub(crate) max_watchers: usize,
 }
 
 impl Default for ServerConfig {
@@ -112,6 +114,7 @@ impl Default for ServerConfig {
             header_read_timeout: Duration::from_secs(10),
             idle_timeout: Duration::from_secs(60),
             max_connections: 8192,
+            max_watchers: 1024,
         }
     }
 }

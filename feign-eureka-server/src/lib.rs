@@ -71,6 +71,7 @@ mod sync;
 mod tasks;
 mod tls;
 mod validate;
+mod watch;
 
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -167,6 +168,7 @@ impl EurekaServer {
     /// soon as this returns.
     pub async fn shutdown(mut self) {
         self.state.shutting_down.store(true, Ordering::SeqCst);
+        self.state.watches.close();
         if let Some(stop) = self.stop.take() {
             let _ = stop.send(());
         }
@@ -431,6 +433,17 @@ impl EurekaServerBuilder {
         self
     }
 
+    /// The most watches of push discovery (`GET /eureka/watch`, a long poll that answers as
+    /// soon as the registry changes) waiting at once. Default 1,024, and never more than half
+    /// the [connection cap](EurekaServerBuilder::max_connections), since each holds a
+    /// connection; a watch beyond it is answered 429 at once and its client polls instead.
+    /// Zero turns the watch off: fetches no longer offer it and `GET /eureka/watch` is 404, as
+    /// on any other Eureka server.
+    pub fn max_watchers(mut self, watchers: usize) -> Self {
+        self.config.max_watchers = watchers;
+        self
+    }
+
     /// How long [`EurekaServer::shutdown`] waits for in-flight requests. Default 10 s.
     pub fn shutdown_grace(mut self, grace: Duration) -> Self {
         self.config.shutdown_grace = grace;
@@ -528,6 +541,8 @@ impl EurekaServerBuilder {
             registry,
             peer_ips: peer_ips(&config.peers).await,
             dashboard: listing::ListingCache::default(),
+            // Watches hold their connections: at most half the cap, so they cannot take all.
+            watches: watch::Watches::new(config.max_watchers.min(config.max_connections / 2)),
         });
         if auth.is_none() && !addr.ip().is_loopback() {
             tracing::warn!(

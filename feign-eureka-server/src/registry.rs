@@ -91,6 +91,8 @@ pub(crate) struct Registry {
     expectation: Mutex<Expectation>,
     cache: ResponseCache,
     replicator: Replicator,
+    /// The count of recorded changes, published after each one so watches wake.
+    changes: tokio::sync::watch::Sender<u64>,
 }
 
 impl Registry {
@@ -112,6 +114,7 @@ impl Registry {
             }),
             cache,
             replicator,
+            changes: tokio::sync::watch::Sender::new(0),
             config,
             clock,
         };
@@ -246,6 +249,7 @@ impl Registry {
             });
         }
         self.cache.invalidate(&invalidate);
+        self.changed();
         if let Some(item) = replicated {
             self.replicator.send(item);
         }
@@ -323,6 +327,7 @@ impl Registry {
         };
         self.with_expectation(|e| e.expected_clients = e.expected_clients.saturating_sub(1));
         self.cache.invalidate(&removed);
+        self.changed();
         if !is_replication {
             self.replicator.send(ReplicationItem::cancel(app, id));
         }
@@ -439,6 +444,7 @@ impl Registry {
         });
         if let Some(stored) = stored {
             self.cache.invalidate(&Self::cache_keys(&stored));
+            self.changed();
         }
     }
 
@@ -581,6 +587,37 @@ impl Registry {
     /// moves.
     pub(crate) fn delta_changes(&self) -> u64 {
         self.delta.recorded()
+    }
+
+    /// Publishes the count of recorded changes to the watches (after the caches are
+    /// invalidated, so a woken watch renders the change).
+    fn changed(&self) {
+        self.changes.send_replace(self.delta.recorded());
+    }
+
+    /// The count of recorded changes now.
+    pub(crate) fn changes_recorded(&self) -> u64 {
+        self.delta.recorded()
+    }
+
+    /// The count of recorded changes, as published to watches.
+    pub(crate) fn subscribe_changes(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.changes.subscribe()
+    }
+
+    /// The delta document rendered now, past every cache, with the count of changes it holds at
+    /// least.
+    pub(crate) fn fresh_delta(&self) -> (u64, Payload) {
+        // The count is read first: the rendering holds every change it counts, perhaps more,
+        // so a watch that resumes from it never misses one.
+        let count = self.delta.recorded();
+        let now = self.clock.now_ms();
+        let tables = self.read();
+        let version = self.delta_version.fetch_add(1, Ordering::Relaxed) + 1;
+        (
+            count,
+            render::delta(&tables.apps, &self.delta.leases(), version, now),
+        )
     }
 
     /// Drops delta entries past the retention.

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use crate::listing::ListingCache;
 use crate::rate::RateLimiter;
 use crate::registry::Registry;
+use crate::watch::Watches;
 
 /// Shared by every handler.
 #[derive(Debug)]
@@ -23,4 +24,6 @@ pub(crate) struct AppState {
     pub(crate) peer_ips: Vec<IpAddr>,
     /// The dashboard's rendered pages of instances.
     pub(crate) dashboard: ListingCache,
+    /// Push discovery's long polls.
+    pub(crate) watches: Watches,
 }

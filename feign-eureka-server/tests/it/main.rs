@@ -17,3 +17,4 @@ mod replication;
 mod safety;
 mod support;
 mod tls;
+mod watch;
