@@ -55,6 +55,8 @@ pub struct EurekaClientBuilder {
     pub(crate) on_demand_status: bool,
     pub(crate) single_vip: Option<String>,
     pub(crate) http: feign_core::HttpClientConfig,
+    pub(crate) watch_enabled: bool,
+    pub(crate) watch_timeout: Duration,
     pub(crate) deferred: Option<Error>,
 }
 
@@ -86,6 +88,8 @@ impl Default for EurekaClientBuilder {
             on_demand_status: true,
             single_vip: None,
             http: feign_core::HttpClientConfig::default(),
+            watch_enabled: false,
+            watch_timeout: Duration::from_secs(30),
             deferred: None,
         }
     }
@@ -344,6 +348,36 @@ impl EurekaClientBuilder {
         self
     }
 
+    /// Push discovery (default `false`): against a registry that offers it (feign-eureka-server
+    /// does), the client keeps a long poll open (`GET watch`) that the registry answers with
+    /// the delta as soon as an instance registers, changes or leaves, instead of fetching the
+    /// delta every [interval](EurekaClientBuilder::registry_fetch_interval); changes reach it
+    /// in milliseconds. Against any other Eureka server (Spring's, Netflix's), which does not
+    /// offer it, the client polls exactly as without this setting; it also polls for an
+    /// interval whenever a watch fails or the registry's watch cap is reached, and watches
+    /// again once a fetch finds the watch offered. Ignored with
+    /// [`disable_delta`](EurekaClientBuilder::disable_delta) or a
+    /// [single VIP](EurekaClientBuilder::registry_fetch_single_vip_address).
+    ///
+    /// ```
+    /// let builder = feign_eureka::EurekaClient::builder()
+    ///     .service_urls(["http://127.0.0.1:8761/eureka/"])
+    ///     .watch(true);
+    /// ```
+    pub fn watch(mut self, enabled: bool) -> Self {
+        self.watch_enabled = enabled;
+        self
+    }
+
+    /// How long one watch of [push discovery](EurekaClientBuilder::watch) waits for a change
+    /// before the registry answers "none" and the client asks again (default 30 s). Kept within
+    /// three quarters of the [read timeout](EurekaClientBuilder::read_timeout), which bounds
+    /// every wait for an answer, and at least 100 ms.
+    pub fn watch_timeout(mut self, timeout: Duration) -> Self {
+        self.watch_timeout = timeout;
+        self
+    }
+
     pub(crate) fn endpoints(&self) -> Result<Vec<Endpoint>, Error> {
         if self.service_urls.is_empty() {
             return Err(Error::NoServiceUrl);
@@ -386,6 +420,13 @@ impl EurekaClientBuilder {
             disable_delta: self.disable_delta,
             drop_guard: self.drop_guard,
             single_vip: self.single_vip.clone(),
+            watch: (self.watch_enabled && !self.disable_delta && self.single_vip.is_none()).then(
+                || {
+                    self.watch_timeout
+                        .min(self.read_timeout * 3 / 4)
+                        .max(Duration::from_millis(100))
+                },
+            ),
         }
     }
 

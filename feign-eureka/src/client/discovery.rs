@@ -32,6 +32,9 @@ pub(crate) struct DiscoveryConfig {
     pub(crate) drop_guard: bool,
     /// Fetch only this VIP (`GET vips/{vip}`), always in full.
     pub(crate) single_vip: Option<String>,
+    /// Push discovery: how long each watch waits, when the client watches a server that
+    /// offers it; `None` polls only.
+    pub(crate) watch: Option<Duration>,
 }
 
 /// Fetches the registry and keeps the local copy current.
@@ -46,6 +49,16 @@ pub(crate) struct Discovery {
     fetching: tokio::sync::Mutex<()>,
     /// Fetch failures are warned about at most once a minute.
     warnings: WarnThrottle,
+    /// The last fetch's server offered the watch.
+    watch_offered: AtomicBool,
+}
+
+/// What one watch came to.
+enum Watched {
+    /// A change applied, or none within the wait: watch again.
+    Again,
+    /// The server does not watch (any more), or answered too soon: poll for an interval.
+    Poll,
 }
 
 impl Discovery {
@@ -57,6 +70,7 @@ impl Discovery {
             held_drop: AtomicBool::new(false),
             fetching: tokio::sync::Mutex::new(()),
             warnings: WarnThrottle::new(WARN_EVERY),
+            watch_offered: AtomicBool::new(false),
         }
     }
 
@@ -112,11 +126,24 @@ impl Discovery {
             tracing::debug!(target: "feign_eureka", status = answer.status, "delta refused; fetching the full registry");
             return self.fetch_full(transport, &current).await;
         }
-        let delta = match Applications::from_json(&answer.body) {
+        self.watch_offered
+            .store(answer.watch_offered, Ordering::Release);
+        self.apply_delta(transport, &current, &answer.body).await
+    }
+
+    /// Applies a delta document to `current`, reconciling with the server's hash (a full fetch
+    /// when they differ).
+    async fn apply_delta(
+        &self,
+        transport: &Transport,
+        current: &Snapshot,
+        body: &[u8],
+    ) -> Result<(), FetchError> {
+        let delta = match Applications::from_json(body) {
             Ok(delta) => delta,
             Err(e) => {
                 tracing::warn!(target: "feign_eureka", error = %e, "unreadable delta; fetching the full registry");
-                return self.fetch_full(transport, &current).await;
+                return self.fetch_full(transport, current).await;
             }
         };
         let server_hash = delta.apps_hashcode.clone();
@@ -125,7 +152,7 @@ impl Discovery {
         Self::report_excluded(&excluded);
         if next.hash_code() != server_hash {
             tracing::info!(target: "feign_eureka", local = %next.hash_code(), server = %server_hash, "registry hash mismatch; fetching the full registry");
-            let result = self.fetch_full(transport, &current).await;
+            let result = self.fetch_full(transport, current).await;
             if result.is_err() && changed {
                 self.shared.publish(next);
                 self.force_full.store(true, Ordering::Release);
@@ -137,6 +164,52 @@ impl Discovery {
         }
         self.shared.fetched();
         Ok(())
+    }
+
+    /// One watch (push discovery): waits up to `wait` for a change after `version` and applies
+    /// it as a delta; `version` becomes the server's answer.
+    async fn watch_once(
+        &self,
+        transport: &Transport,
+        wait: Duration,
+        version: &mut Option<String>,
+    ) -> Result<Watched, FetchError> {
+        let started = Instant::now();
+        let mut query = vec![("timeout", wait.as_millis().to_string())];
+        if let Some(after) = version.as_ref() {
+            query.push(("after", after.clone()));
+        }
+        let answer = transport
+            .execute(Call::Watch, Method::GET, "watch", &query, None, None)
+            .await?;
+        let result = match (answer.status, answer.version) {
+            (200, Some(next)) => {
+                let _guard = self.fetching.lock().await;
+                let current = self.shared.snapshot();
+                let applied = if current.fetched {
+                    self.apply_delta(transport, &current, &answer.body).await
+                } else {
+                    self.fetch_full(transport, &current).await
+                };
+                applied.map(|()| {
+                    *version = Some(next);
+                    Watched::Again
+                })
+            }
+            // No change within the wait; one that came back much sooner is not a watch.
+            (204, Some(next)) if started.elapsed() >= wait / 2 => {
+                self.shared.fetched();
+                *version = Some(next);
+                Ok(Watched::Again)
+            }
+            (status, _) => {
+                tracing::debug!(target: "feign_eureka", status, "watch not answered; polling");
+                self.watch_offered.store(false, Ordering::Release);
+                Ok(Watched::Poll)
+            }
+        };
+        self.shared.staleness();
+        result
     }
 
     async fn fetch_full(
@@ -151,6 +224,8 @@ impl Discovery {
         let answer = transport
             .execute(Call::FetchFull, Method::GET, &path, &[], None, None)
             .await?;
+        self.watch_offered
+            .store(answer.watch_offered, Ordering::Release);
         let document = ListedDocument::read(&answer.body).map_err(FetchError::Unreadable)?;
         if document.listing.skipped > 0 {
             tracing::warn!(target: "feign_eureka", skipped = document.listing.skipped, "unreadable applications skipped");
@@ -187,11 +262,35 @@ impl Discovery {
     }
 
     /// The fetch loop: every interval, backing off ×2 (with jitter) up to `bound` × the
-    /// interval while fetches fail.
+    /// interval while fetches fail. With push discovery on, while the server offers the watch
+    /// the loop watches instead, one long poll after another, and polls again when it does not.
     pub(crate) async fn run(&self, transport: &Transport, mut stop: watch::Receiver<bool>) {
         let mut backoff = Backoff::new(self.config.interval, self.config.bound);
         let mut next = Instant::now() + self.config.interval;
+        let mut version = None;
         loop {
+            let wait = self
+                .config
+                .watch
+                .filter(|_| self.watch_offered.load(Ordering::Acquire));
+            if let Some(wait) = wait {
+                let watched = tokio::select! {
+                    watched = self.watch_once(transport, wait, &mut version) => watched,
+                    _ = stop.changed() => return,
+                };
+                match watched {
+                    Ok(Watched::Again) => {
+                        backoff.succeeded();
+                        continue;
+                    }
+                    Ok(Watched::Poll) => next = Instant::now() + self.config.interval,
+                    Err(e) => {
+                        self.warn_rate_limited(&e);
+                        self.watch_offered.store(false, Ordering::Release);
+                        next = Instant::now() + backoff.failed();
+                    }
+                }
+            }
             tokio::select! {
                 _ = sleep_until(next) => {}
                 _ = stop.changed() => return,

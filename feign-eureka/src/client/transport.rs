@@ -27,6 +27,8 @@ pub(crate) enum Call {
     Cancel,
     FetchFull,
     FetchDelta,
+    /// Push discovery's long poll (feign-eureka-server's `GET watch`).
+    Watch,
 }
 
 impl Call {
@@ -39,6 +41,8 @@ impl Call {
             Call::Register | Call::Heartbeat => status == 404,
             Call::Cancel => true,
             Call::FetchDelta => matches!(status, 403 | 404),
+            // Not offered, or full: the client polls instead; no other server is asked.
+            Call::Watch => matches!(status, 404 | 429),
             Call::FetchFull => false,
         }
     }
@@ -49,7 +53,18 @@ impl Call {
 pub(crate) struct Answer {
     pub(crate) status: u16,
     pub(crate) body: Bytes,
+    /// The server offers push discovery's watch (`X-Feign-Watch` on a fetch).
+    pub(crate) watch_offered: bool,
+    /// The registry version a watch answer names (`X-Feign-Registry-Version`).
+    pub(crate) version: Option<String>,
 }
+
+/// The header on a fetch that offers the watch.
+const OFFER_HEADER: &str = "x-feign-watch";
+/// The header on a watch answer that carries the registry version.
+const VERSION_HEADER: &str = "x-feign-registry-version";
+/// The longest version kept; a longer one is not from feign-eureka-server.
+const MAX_VERSION_LEN: usize = 64;
 
 /// Transport settings.
 #[derive(Clone, Debug)]
@@ -260,8 +275,17 @@ impl Transport {
             return Ok(Answer {
                 status,
                 body: Bytes::new(),
+                watch_offered: false,
+                version: None,
             });
         }
+        let headers = response.headers();
+        let watch_offered = headers.contains_key(OFFER_HEADER);
+        let version = headers
+            .get(VERSION_HEADER)
+            .and_then(|v| v.to_str().ok())
+            .filter(|v| !v.is_empty() && v.len() <= MAX_VERSION_LEN)
+            .map(str::to_owned);
         let limit = self.config.max_body_bytes;
         if response
             .content_length()
@@ -285,6 +309,8 @@ impl Transport {
         Ok(Answer {
             status,
             body: body.freeze(),
+            watch_offered,
+            version,
         })
     }
 }
@@ -310,6 +336,8 @@ mod tests {
         assert!(Call::FetchDelta.accepts(403));
         assert!(!Call::FetchFull.accepts(403));
         assert!(!Call::FetchFull.accepts(503));
+        assert!(Call::Watch.accepts(204) && Call::Watch.accepts(429));
+        assert!(!Call::Watch.accepts(503));
     }
 
     #[test]

@@ -22,6 +22,8 @@
 //! | `eureka.client.on-demand-update-status-change` | [`EurekaClientBuilder::on_demand_update_status_change`] |
 //! | `eureka.client.instance-info-replication-interval-seconds` | [`EurekaClientBuilder::instance_info_replication_interval`] |
 //! | `eureka.client.registry-refresh-single-vip-address` (Spring's name), `registry-fetch-single-vip-address` | [`EurekaClientBuilder::registry_fetch_single_vip_address`] |
+//! | `eureka.client.watch-enabled` (feign-rs's own: push discovery) | [`EurekaClientBuilder::watch`] |
+//! | `eureka.client.watch-timeout-seconds` (feign-rs's own) | [`EurekaClientBuilder::watch_timeout`] |
 //! | `spring.application.name`, `eureka.instance.appname` | the application name |
 //! | `server.port`, `eureka.instance.non-secure-port` | the port (default 8080) |
 //! | `eureka.instance.non-secure-port-enabled`, `secure-port`, `secure-port-enabled` | ports |
@@ -303,6 +305,10 @@ impl EurekaClientBuilder {
                 "eureka.client.registryrefreshsinglevipaddress"
                 | "eureka.client.registryfetchsinglevipaddress" => {
                     builder = builder.registry_fetch_single_vip_address(value);
+                }
+                "eureka.client.watchenabled" => builder = builder.watch(property.as_bool()?),
+                "eureka.client.watchtimeoutseconds" => {
+                    builder = builder.watch_timeout(secs(&property)?);
                 }
                 "eureka.client.prefersameeureka" | "eureka.client.prefersamezoneeureka" => {
                     property.as_bool()?;

@@ -18,6 +18,7 @@ mod server_tries;
 mod shutdown;
 mod single_vip;
 mod transport;
+mod watch;
 
 /// The embedded registry on a free loopback port, answering reads without its read-only cache
 /// (changes show at once).

@@ -388,3 +388,63 @@ async fn a_discovery_only_client_reads_the_real_registry() {
     registrant.shutdown().await;
     reader.shutdown().await;
 }
+
+/// Push discovery against a server that does not offer it: the real server's fetches carry no
+/// offer, so a client with the watch on never asks for it and polls exactly as without it,
+/// seeing registrations and deregistrations at its fetch interval.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_watching_client_polls_the_real_server_as_before() {
+    let Some(server) = blocking(JavaApp::shared_eureka_server).await else {
+        return;
+    };
+    let url = server.eureka_url();
+    let fetch = blocking({
+        let url = url.clone();
+        move || http_get(&format!("{url}apps/")).expect("the real server answers")
+    })
+    .await;
+    assert_eq!(fetch.status, 200);
+    assert!(
+        !fetch
+            .headers
+            .iter()
+            .any(|(name, _)| name.eq_ignore_ascii_case("x-feign-watch")),
+        "the real server offers no watch"
+    );
+    let reader = EurekaClient::builder()
+        .service_urls([url.as_str()])
+        .registry_fetch_interval(Duration::from_secs(1))
+        .watch(true)
+        .start()
+        .await
+        .expect("client starts");
+    let registrant = start_client(&url, Some(rust_instance("rust-watched", 9006))).await;
+    eventually(
+        "the registration is polled",
+        Duration::from_secs(30),
+        || async {
+            reader
+                .instances("RUST-WATCHED")
+                .is_some_and(|l| l.len() == 1)
+        },
+    )
+    .await;
+    registrant.shutdown().await;
+    eventually(
+        "the deregistration is polled",
+        Duration::from_secs(30),
+        || async {
+            reader
+                .instances("RUST-WATCHED")
+                .is_none_or(|l| l.is_empty())
+        },
+    )
+    .await;
+    assert!(
+        reader
+            .staleness()
+            .is_some_and(|s| s < Duration::from_secs(5)),
+        "the client keeps fetching"
+    );
+    reader.shutdown().await;
+}
