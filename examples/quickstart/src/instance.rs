@@ -1,6 +1,8 @@
 //! One `order-service` instance: an axum server on an ephemeral 127.0.0.1 port that registers
 //! itself with the registry through feign-eureka and deregisters when stopped.
 
+use std::time::Instant;
+
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
@@ -99,14 +101,16 @@ impl Instance {
         })
     }
 
-    /// Deregisters from the registry, then stops serving.
-    pub(crate) async fn stop(mut self) -> StepResult<()> {
+    /// Deregisters from the registry, then stops serving; returns when the registry answered
+    /// the deregistration.
+    pub(crate) async fn stop(mut self) -> StepResult<Instant> {
         self.eureka.shutdown().await;
+        let deregistered = Instant::now();
         if let Some(stop) = self.stop.take() {
             let _ = stop.send(());
         }
         self.server.await??;
-        Ok(())
+        Ok(deregistered)
     }
 }
 

@@ -22,8 +22,9 @@ pub type StepResult<T> = Result<T, Box<dyn StdError + Send + Sync>>;
 /// The token the instances require and the client's interceptor adds.
 pub const TOKEN: &str = "quickstart-token";
 
-/// How often instances renew their lease and the client fetches the registry: short, so the
-/// demonstration takes seconds, not Eureka's default 30 s.
+/// How often instances renew their lease: short, so the demonstration takes seconds, not
+/// Eureka's default 30 s. The caller does not poll the registry: it watches it (push
+/// discovery).
 pub const REFRESH: Duration = Duration::from_millis(500);
 
 /// Fails the step with `what` unless `ok`.

@@ -12,7 +12,7 @@ use feign_eureka_server::EurekaServer;
 use feign_lb::{LoadBalancer, Policy};
 
 use crate::instance::{Conflict, Instance, NewOrder, Order};
-use crate::{expect, wait_for, StepResult, REFRESH, TOKEN};
+use crate::{expect, wait_for, StepResult, TOKEN};
 
 /// The order service as callers see it. No URL: `order-service` is resolved through Eureka.
 #[feign_client("order-service")]
@@ -111,6 +111,9 @@ pub struct Report {
     pub burst_successes: usize,
     /// Instances the registry lists at the end.
     pub registered_at_end: usize,
+    /// How long the stopped instance's deregistration took, from the registry's answer, to
+    /// reach the caller's instance list (push discovery).
+    pub change_reached_caller: Duration,
 }
 
 /// Runs every step, printing a few lines each; fails on the first step that misbehaves.
@@ -138,9 +141,11 @@ pub async fn run(options: Options) -> StepResult<Report> {
         instances.push(instance);
     }
 
+    // Push discovery: the client watches the registry, which answers as soon as an instance
+    // comes or goes; it would poll only every 30 s (Eureka's default) if the watch failed.
     let discovery = EurekaClient::builder()
         .service_urls([eureka_url.as_str()])
-        .registry_fetch_interval(REFRESH)
+        .watch(true)
         .start()
         .await?;
     wait_for(
@@ -203,7 +208,15 @@ pub async fn run(options: Options) -> StepResult<Report> {
     let victim = instances.remove(2);
     let victim_id = victim.id.clone();
     let before = balancer.counters("order-service").unwrap_or_default();
-    let (successes, failures) = burst_with_stop(&orders, victim).await?;
+    let gone = {
+        let (discovery, victim_id) = (discovery.clone(), victim_id.clone());
+        tokio::spawn(async move { unlisted(&discovery, &victim_id).await })
+    };
+    let (successes, failures, deregistered) = burst_with_stop(&orders, victim).await?;
+    let gone = tokio::time::timeout(Duration::from_secs(10), gone)
+        .await
+        .map_err(|_| "timed out waiting for the caller to drop the stopped instance")??;
+    report.change_reached_caller = gone.saturating_duration_since(deregistered);
     let after = balancer.counters("order-service").unwrap_or_default();
     report.burst_successes = successes;
     report.burst_failures = failures;
@@ -214,6 +227,10 @@ pub async fn run(options: Options) -> StepResult<Report> {
         "   attempts that failed on the way: {}, retried on another instance: {}",
         after.failed - before.failed,
         after.retries - before.retries
+    );
+    println!(
+        "   the deregistration reached the caller {:.1} ms after the registry took it (push discovery)",
+        report.change_reached_caller.as_secs_f64() * 1000.0
     );
     expect(failures == 0, format!("no failed call, saw {failures}"))?;
     wait_for(
@@ -242,11 +259,25 @@ pub async fn run(options: Options) -> StepResult<Report> {
     Ok(report)
 }
 
-/// 120 calls, four at a time; the victim stops after the 40th has been sent.
+/// When the caller's instance list no longer holds `id` (checked every millisecond).
+async fn unlisted(discovery: &EurekaClient, id: &str) -> Instant {
+    loop {
+        let listed = discovery
+            .instances("order-service")
+            .is_some_and(|instances| instances.iter().any(|i| i.instance_id() == id));
+        if !listed {
+            return Instant::now();
+        }
+        tokio::time::sleep(Duration::from_millis(1)).await;
+    }
+}
+
+/// 120 calls, four at a time; the victim stops after the 40th has been sent. Returns the calls
+/// that succeeded and failed, and when the registry answered the victim's deregistration.
 async fn burst_with_stop(
     orders: &OrderServiceClient,
     victim: Instance,
-) -> StepResult<(usize, usize)> {
+) -> StepResult<(usize, usize, Instant)> {
     const CALLS: usize = 120;
     let next = Arc::new(AtomicUsize::new(0));
     let failures = Arc::new(AtomicUsize::new(0));
@@ -273,12 +304,12 @@ async fn burst_with_stop(
     while next.load(Ordering::Relaxed) < 40 {
         tokio::time::sleep(Duration::from_millis(2)).await;
     }
-    victim.stop().await?;
+    let deregistered = victim.stop().await?;
     let mut successes = 0;
     for worker in workers {
         successes += worker.await?;
     }
-    Ok((successes, failures.load(Ordering::Relaxed)))
+    Ok((successes, failures.load(Ordering::Relaxed), deregistered))
 }
 
 fn count_instances(discovery: &EurekaClient) -> usize {

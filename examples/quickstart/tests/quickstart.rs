@@ -10,4 +10,9 @@ async fn quickstart_runs_every_step() {
     assert_eq!(report.burst_failures, 0, "no call of the burst failed");
     assert_eq!(report.burst_successes, 120);
     assert_eq!(report.registered_at_end, 2, "the stopped instance is gone");
+    assert!(
+        report.change_reached_caller < std::time::Duration::from_secs(1),
+        "push discovery brought the deregistration in {:?}",
+        report.change_reached_caller
+    );
 }

@@ -350,6 +350,17 @@ println!("{} (dashboard {})", registry.url(), registry.dashboard_url());
     Ok(())
 }
 
+/// "Push discovery".
+#[rustfmt::skip]
+pub async fn push_discovery() -> Outcome {
+let eureka = feign_eureka::EurekaClient::builder()
+    .service_urls(["http://127.0.0.1:8761/eureka/"])
+    .watch(true)                          // push when the registry offers it, else poll
+    .start().await?;
+    eureka.shutdown().await;
+    Ok(())
+}
+
 /// "Configuration".
 #[rustfmt::skip]
 #[allow(unused_variables)]

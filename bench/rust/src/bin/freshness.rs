@@ -1,16 +1,17 @@
 //! Discovery freshness: how long until a client calling through feign + load balancer + Eureka
 //! starts routing to an instance that registered, stops routing to one that deregistered, and
-//! drops one that died without deregistering. Four setups: the embedded registry with Eureka's
-//! default timings and tuned, and the real Spring Cloud Netflix Eureka server (the interop
+//! drops one that died without deregistering. Five setups: the embedded registry with Eureka's
+//! default timings, tuned, and with push discovery (the client watches the registry), and the real Spring Cloud Netflix Eureka server (the interop
 //! fixture) with Spring's defaults and tuned.
 //!
 //! Each run has its own application name, three instances, a discovery client and a caller
 //! sending one call every 20 ms:
 //!
-//! 1. all three register; *register* is the time from starting an instance's registration to
-//!    the first call it answers (three samples per run);
-//! 2. one deregisters and keeps serving; *deregister* is the time until the last call it
-//!    answers;
+//! 1. all three register; *register → listed* is the time from starting an instance's
+//!    registration to the client's instance list holding it, *register → first call* to the
+//!    first call it answers (three samples per run);
+//! 2. one deregisters and keeps serving; *deregister → unlisted* is the time until the client's
+//!    list no longer holds it, *deregister → last call* until the last call it answers;
 //! 3. one is killed (listener and connections closed, lease left to expire); *died* is the time
 //!    until the client's instance list no longer holds it (feign-lb stops picking it at its first
 //!    refused connection; the errors callers saw are counted).
@@ -62,6 +63,8 @@ struct Args {
 enum Setup {
     EmbeddedDefaults,
     EmbeddedTuned,
+    /// Push discovery: the client watches the embedded registry (and would poll every 30 s).
+    EmbeddedPush,
     SpringDefaults,
     SpringTuned,
 }
@@ -76,30 +79,48 @@ const SPRING_DEFAULTS: &[&str] = &[
 ];
 
 impl Setup {
-    const ALL: [Setup; 4] = [
+    const ALL: [Setup; 5] = [
         Setup::EmbeddedDefaults,
         Setup::EmbeddedTuned,
+        Setup::EmbeddedPush,
         Setup::SpringDefaults,
         Setup::SpringTuned,
     ];
 
     fn registry(self) -> &'static str {
         match self {
-            Setup::EmbeddedDefaults | Setup::EmbeddedTuned => "embedded (feign-eureka)",
+            Setup::EmbeddedDefaults | Setup::EmbeddedTuned | Setup::EmbeddedPush => {
+                "embedded (feign-eureka)"
+            }
             Setup::SpringDefaults | Setup::SpringTuned => "Spring Cloud Netflix Eureka",
         }
     }
 
+    /// Short leases and no registration jitter.
     fn tuned(self) -> bool {
-        matches!(self, Setup::EmbeddedTuned | Setup::SpringTuned)
+        matches!(
+            self,
+            Setup::EmbeddedTuned | Setup::SpringTuned | Setup::EmbeddedPush
+        )
     }
 
-    /// How often the discovery client fetches the registry (Eureka's default 30 s).
+    /// How often the discovery client fetches the registry (Eureka's default 30 s); with push
+    /// only when the watch fails.
     fn fetch_interval(self) -> Duration {
-        if self.tuned() {
+        if self.tuned() && self != Setup::EmbeddedPush {
             Duration::from_secs(1)
         } else {
             Duration::from_secs(30)
+        }
+    }
+
+    /// The span the runs' events are spread over: the client's fetch timer, or with push, whose
+    /// timer is the registry's change, one second.
+    fn phase_span(self) -> Duration {
+        if self == Setup::EmbeddedPush {
+            Duration::from_secs(1)
+        } else {
+            self.fetch_interval()
         }
     }
 
@@ -109,6 +130,7 @@ impl Setup {
             Setup::SpringDefaults => "Spring defaults",
             Setup::EmbeddedTuned => "tuned, exact lease expiry",
             Setup::SpringTuned => "tuned",
+            Setup::EmbeddedPush => "push (watch), tuned leases",
         }
     }
 
@@ -121,6 +143,16 @@ impl Setup {
                 EurekaServer::builder()
                     .bind("127.0.0.1:0")
                     .read_only_cache(false)
+                    .eviction_interval(Duration::from_secs(1))
+                    .self_preservation(false)
+                    .netflix_lease_expiry(false)
+                    .start()
+                    .await?,
+            ),
+            // The read-only cache stays on (refreshed every 30 s): the watch answers past it.
+            Setup::EmbeddedPush => Registry::Embedded(
+                EurekaServer::builder()
+                    .bind("127.0.0.1:0")
                     .eviction_interval(Duration::from_secs(1))
                     .self_preservation(false)
                     .netflix_lease_expiry(false)
@@ -168,7 +200,11 @@ impl Registry {
 #[derive(Debug, Default)]
 struct Outcome {
     register: Vec<Option<Duration>>,
+    /// From starting an instance's registration to the client listing it.
+    listed: Vec<Option<Duration>>,
     deregister: Option<Duration>,
+    /// From starting the deregistration to the client no longer listing it.
+    unlisted: Option<Duration>,
     died: Option<Duration>,
     errors_after_kill: usize,
 }
@@ -196,7 +232,9 @@ async fn main() -> ExitCode {
     let mut table = Table::new([
         "registry",
         "settings",
+        "register → listed",
         "register → first call",
+        "deregister → unlisted",
         "deregister → last call",
         "died → dropped by client",
         "caller errors after kill",
@@ -227,13 +265,17 @@ async fn main() -> ExitCode {
             }
         };
         let register: Vec<_> = outcomes.iter().flat_map(|o| o.register.clone()).collect();
+        let listed: Vec<_> = outcomes.iter().flat_map(|o| o.listed.clone()).collect();
         let deregister: Vec<_> = outcomes.iter().map(|o| o.deregister).collect();
+        let unlisted: Vec<_> = outcomes.iter().map(|o| o.unlisted).collect();
         let died: Vec<_> = outcomes.iter().map(|o| o.died).collect();
         let errors: usize = outcomes.iter().map(|o| o.errors_after_kill).sum();
         table.row([
             setup.registry().to_owned(),
             setup.settings().to_owned(),
+            summary(&listed, cap),
             summary(&register, cap),
+            summary(&unlisted, cap),
             summary(&deregister, cap),
             summary(&died, cap),
             errors.to_string(),
@@ -275,8 +317,10 @@ fn human(duration: Duration) -> String {
         format!("{:.1} min", secs / 60.0)
     } else if secs >= 10.0 {
         format!("{secs:.0} s")
-    } else {
+    } else if secs >= 1.0 {
         format!("{secs:.2} s")
+    } else {
+        format!("{} ms", duration.as_millis())
     }
 }
 
@@ -337,6 +381,31 @@ fn listed(discovery: &EurekaClient, app: &str, port: u16) -> bool {
         .is_some_and(|instances| instances.iter().any(|instance| instance.port() == port))
 }
 
+/// When the client first lists (`listed`) or no longer lists (`!listed`) each of `ports`,
+/// checked every millisecond from now, each for at most `cap`.
+fn spawn_listing_watch<const N: usize>(
+    discovery: &EurekaClient,
+    app: &str,
+    ports: [u16; N],
+    wanted: bool,
+    cap: Duration,
+) -> tokio::task::JoinHandle<[Option<Instant>; N]> {
+    let (discovery, app) = (discovery.clone(), app.to_owned());
+    tokio::spawn(async move {
+        let started = Instant::now();
+        let mut at = [None; N];
+        while at.iter().any(Option::is_none) && started.elapsed() < cap {
+            for (slot, port) in at.iter_mut().zip(ports) {
+                if slot.is_none() && listed(&discovery, &app, port) == wanted {
+                    *slot = Some(Instant::now());
+                }
+            }
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+        at
+    })
+}
+
 /// Polls `done` every 10 ms until it holds or `cap` has passed since `from`; returns when it
 /// held.
 async fn wait_until(
@@ -366,7 +435,7 @@ async fn measure_run(
     servers: &Handle,
 ) -> SetupResult<Outcome> {
     let app = format!("order-service-{run}");
-    let offset = setup.fetch_interval().mul_f64(phase);
+    let offset = setup.phase_span().mul_f64(phase);
     let stable = Backend::start(servers)?;
     let leaving = Backend::start(servers)?;
     let dying = Backend::start(servers)?;
@@ -375,6 +444,7 @@ async fn measure_run(
         .service_urls([url])
         .allow_loopback(true)
         .registry_fetch_interval(setup.fetch_interval())
+        .watch(setup == Setup::EmbeddedPush)
         .start()
         .await?;
     let balancer = LoadBalancer::builder()
@@ -406,6 +476,8 @@ async fn measure_run(
     // The client fetched when it started.
     tokio::time::sleep(offset).await;
     let started = Instant::now();
+    let ports = [stable.port(), leaving.port(), dying.port()];
+    let listing = spawn_listing_watch(&discovery, &app, ports, true, cap);
     let mut registrations = Vec::new();
     for backend in [&stable, &leaving, &dying] {
         let at = Instant::now();
@@ -417,7 +489,16 @@ async fn measure_run(
             .all(|backend| backend.first_hit().is_some())
     })
     .await;
+    let listed_at = listing.await.unwrap_or_default();
     for (backend, (at, _)) in [&stable, &leaving, &dying].iter().zip(&registrations) {
+        let index = outcome.listed.len();
+        outcome.listed.push(
+            listed_at
+                .get(index)
+                .copied()
+                .flatten()
+                .map(|listed| listed.saturating_duration_since(*at)),
+        );
         outcome.register.push(
             backend
                 .first_hit()
@@ -438,6 +519,7 @@ async fn measure_run(
     // Deregister and keep serving: when does the last call arrive? (A fetch has just brought
     // the last of the three.)
     tokio::time::sleep(offset).await;
+    let unlisting = spawn_listing_watch(&discovery, &app, [leaving.port()], false, cap);
     let left = Instant::now();
     leaving_reg.shutdown().await;
     let quiet = Duration::from_millis(300);
@@ -449,6 +531,11 @@ async fn measure_run(
     outcome.deregister = stopped
         .and_then(|_| leaving.last_hit())
         .map(|hit| hit.saturating_duration_since(left));
+    outcome.unlisted = unlisting
+        .await
+        .ok()
+        .and_then(|at| at[0])
+        .map(|at| at.saturating_duration_since(left));
 
     // Die without deregistering: when does the client drop it? (A fetch has just dropped the
     // deregistered one.)
