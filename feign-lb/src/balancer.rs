@@ -15,7 +15,7 @@ use crate::filter::{Canary, Hints, StickySession, VersionRouting, ZonePreference
 use crate::lifecycle::{Counters, LifecycleHook};
 use crate::service::{ServiceLb, Settings};
 use crate::table::ServiceTable;
-use crate::{InstanceSupplier, RetryConfig, ServiceInstance};
+use crate::{InstanceSupplier, RetryConfig, ServiceInstance, Subset, SubsetSupplier};
 
 /// Client-side load balancer over instance suppliers: one lock-free, allocation-free pick per
 /// attempt, passive ejection, slow start, and retries across instances under a budget.
@@ -315,6 +315,8 @@ pub struct Builder {
     seed: Option<u64>,
     overrides: Vec<(String, ServiceConfig)>,
     hooks: Vec<Arc<dyn LifecycleHook>>,
+    /// This client's subset of every service, put around the suppliers by `build`.
+    subset: Option<Subset>,
     /// Caches and health checks from configuration, put around the suppliers by `build`.
     #[cfg(feature = "config")]
     layers: properties::Layers,
@@ -327,6 +329,7 @@ impl Default for Builder {
             seed: None,
             overrides: Vec::new(),
             hooks: Vec::new(),
+            subset: None,
             #[cfg(feature = "config")]
             layers: properties::Layers::default(),
         }
@@ -450,10 +453,44 @@ impl Builder {
         self
     }
 
+    /// Deterministic subsetting (Spring Cloud LoadBalancer's `subset` configuration; default
+    /// off): this client talks only to its [`Subset`] of each service, `size` instances (100 by
+    /// default) chosen by its instance id, so that a service of thousands of instances is not
+    /// called, and kept connected, by every client. Clients with different ids spread evenly
+    /// over the instances, and an instance that comes or goes moves only the clients whose
+    /// subset it enters or leaves (see [`Subset`]). Applies to every supplier of the balancer,
+    /// before caches and health checks.
+    ///
+    /// ```
+    /// use feign_lb::{LoadBalancer, StaticSupplier, Subset};
+    ///
+    /// let urls: Vec<String> = (1..=300).map(|i| format!("http://10.0.{}.{}:8080", i / 250, i % 250)).collect();
+    /// let lb = LoadBalancer::builder()
+    ///     .supplier(StaticSupplier::new("orders", &urls))
+    ///     .subset(Subset::new("billing-7f9c").size(10))
+    ///     .build();
+    /// # let _ = lb;
+    /// ```
+    pub fn subset(mut self, subset: Subset) -> Self {
+        self.subset = Some(subset);
+        self
+    }
+
     /// Builds the balancer. Inside a tokio runtime it also listens to each supplier's
     /// [`InstanceSupplier::changed`], so lists are rebuilt as soon as they change; outside one,
     /// picks still notice a moved [`InstanceSupplier::version`] themselves.
     pub fn build(mut self) -> LoadBalancer {
+        if let Some(subset) = self.subset.take() {
+            let narrow = |supplier: &mut Option<Arc<dyn InstanceSupplier>>| {
+                if let Some(inner) = supplier.take() {
+                    *supplier = Some(Arc::new(SubsetSupplier::shared(inner, subset.clone())));
+                }
+            };
+            narrow(&mut self.defaults.supplier);
+            for (_, config) in &mut self.overrides {
+                narrow(&mut config.supplier);
+            }
+        }
         #[cfg(feature = "config")]
         properties::wrap_suppliers(&mut self);
         let defaults = Settings {

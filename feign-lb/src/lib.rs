@@ -40,6 +40,10 @@
 //!    every ejected one (unless half or more are ejected: panic mode balances across all);
 //!    new and returning instances ramp up over 30 s ([`SlowStart`]).
 //!
+//! With [`Builder::subset`] (off by default) the balancer sees only its client's [`Subset`] of
+//! each service: deterministic subsetting, so that a client of a service of thousands of
+//! instances talks to (and keeps connections to) a hundred of them.
+//!
 //! | policy | pick | state |
 //! |---|---|---|
 //! | [`Policy::RoundRobin`] (default) | next in turn, from a random start | one cursor per view |
@@ -78,7 +82,8 @@
 //!
 //! | property | effect |
 //! |---|---|
-//! | `configurations` | Spring's presets: `default` (nothing more), `zone-preference` ([`ZonePreference`] on `zone`, which it needs), `health-check` ([`HealthCheckSupplier`] around the balancer's supplier, no cache), `request-based-sticky-session` ([`StickySession`]), `same-instance-preference`, `weighted` ([`Policy::Weighted`]) |
+//! | `configurations` | Spring's presets: `default` (nothing more), `zone-preference` ([`ZonePreference`] on `zone`, which it needs), `health-check` ([`HealthCheckSupplier`] around the balancer's supplier, no cache), `request-based-sticky-session` ([`StickySession`]), `same-instance-preference`, `weighted` ([`Policy::Weighted`]), `subset` ([`Subset`] around the balancer's supplier) |
+//! | `subset.instance-id` (default: a random id per process), `subset.size` (default 100, at least 1) | [`Subset`] |
 //! | `zone` | the zone `zone-preference` keeps |
 //! | `health-check.initial-delay`, `.interval` (ms, or `25s`), `.path.<service>` / `.path.default` (empty: no checks for that service) | [`HealthCheckOptions`] |
 //! | `retry.enabled`, `.max-retries-on-same-service-instance`, `.max-retries-on-next-service-instance`, `.retryable-status-codes`, `.retry-on-all-operations`, `.avoid-previous-instance` (only `true`) | [`RetryConfig`] |
@@ -135,5 +140,6 @@ pub use lifecycle::{Completion, CompletionStatus, Counters, LifecycleHook};
 pub use retry::{Backoff, LbRetryPolicy, RetryConfig};
 pub use supplier::{InstanceSupplier, Instances};
 pub use suppliers::{
-    CachingSupplier, HealthCheckOptions, HealthCheckSupplier, InvalidUrl, StaticSupplier, Versioned,
+    CachingSupplier, HealthCheckOptions, HealthCheckSupplier, InvalidUrl, StaticSupplier, Subset,
+    SubsetSupplier, Versioned,
 };

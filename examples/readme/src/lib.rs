@@ -342,6 +342,17 @@ eureka.shutdown().await;                  // deregisters first, then stops its t
     Ok(())
 }
 
+/// "Deterministic subsetting".
+#[rustfmt::skip]
+pub fn subsetting(eureka: feign_eureka::EurekaClient) -> Outcome {
+let lb = feign_lb::LoadBalancer::builder()
+    .supplier(eureka.supplier())
+    .subset(feign_lb::Subset::new("billing-7f9c").size(100))   // Spring's default size
+    .build();
+    let _ = lb;
+    Ok(())
+}
+
 /// "The embedded registry".
 #[rustfmt::skip]
 pub async fn embedded_registry() -> Outcome {

@@ -11,7 +11,10 @@ use super::{Builder, ServiceConfig};
 use crate::config::Policy;
 use crate::filter::{Hints, StickySession, ZonePreference};
 use crate::retry::{Backoff, RetryConfig};
-use crate::{CachingSupplier, HealthCheckOptions, HealthCheckSupplier, InstanceSupplier};
+use crate::{
+    CachingSupplier, HealthCheckOptions, HealthCheckSupplier, InstanceSupplier, Subset,
+    SubsetSupplier,
+};
 
 /// Spring's prefix.
 const SPRING: &str = "spring.cloud.loadbalancer";
@@ -20,8 +23,10 @@ const OURS: &str = "feign.loadbalancer";
 
 /// Relaxed names of the keys read in a section (top level or `clients.<name>`); map keys
 /// (`hint.<service>`, `health-check.path.<service>`) are checked apart.
-const KEYS: [&str; 20] = [
+const KEYS: [&str; 22] = [
     "configurations",
+    "subset.instanceid",
+    "subset.size",
     "zone",
     "healthcheck.initialdelay",
     "healthcheck.interval",
@@ -60,10 +65,17 @@ struct Layer {
     cache_ttl: Option<Duration>,
     /// Health checks, when the `health-check` preset is on and the path is not empty.
     health: Option<HealthCheckOptions>,
+    /// This client's subset, when the `subset` preset is on.
+    subset: Option<Subset>,
 }
 
 impl Layer {
     fn wrap(&self, source: Arc<dyn InstanceSupplier>) -> Arc<dyn InstanceSupplier> {
+        // The subset first: health checks and the cache then see only its instances.
+        let source = match &self.subset {
+            Some(subset) => Arc::new(SubsetSupplier::shared(source, subset.clone())),
+            None => source,
+        };
         // Spring's health-check chain has no cache; the others cache.
         match (&self.health, self.cache_ttl) {
             (Some(options), _) => {
@@ -208,6 +220,7 @@ enum Preset {
     StickySession,
     SameInstance,
     Weighted,
+    Subset,
 }
 
 /// The settings one service (or the balancer, `service == None`) gets from `view`.
@@ -238,6 +251,7 @@ fn bind(
             ("request-based-sticky-session", Preset::StickySession),
             ("same-instance-preference", Preset::SameInstance),
             ("weighted", Preset::Weighted),
+            ("subset", Preset::Subset),
         ])?,
         None => Preset::Default,
     };
@@ -272,8 +286,14 @@ fn bind(
         }
         Preset::SameInstance => out = out.same_instance_preference(true),
         Preset::Weighted => out = out.policy(Policy::Weighted),
+        Preset::Subset => layer.subset = Some(subset(view)?),
     }
     // Values are checked even where the preset does not use them.
+    if preset != Preset::Subset
+        && (view.get("subset.instanceid").is_some() || view.get("subset.size").is_some())
+    {
+        subset(view)?;
+    }
     if let Some(p) = view.get("healthcheck.initialdelay") {
         p.as_duration(DurationUnit::Millis)?;
     }
@@ -321,6 +341,25 @@ fn bind(
         out = out.retry(retry);
     }
     Ok((out, layer))
+}
+
+/// `subset.instance-id` and `subset.size` (default 100). Without an id, a random one: each
+/// process then gets a subset of its own, as with Spring's generated default, though not the
+/// same one after a restart.
+fn subset(view: &Effective<'_>) -> Result<Subset, ConfigError> {
+    let id = match view.get("subset.instanceid") {
+        Some(p) => p.as_non_empty()?,
+        None => format!("{:016x}", rand::random::<u64>()),
+    };
+    let mut subset = Subset::new(id);
+    if let Some(p) = view.get("subset.size") {
+        let size = p.as_number::<usize>()?;
+        if size == 0 {
+            return Err(p.bad_value("expected a subset size of at least 1"));
+        }
+        subset = subset.size(size);
+    }
+    Ok(subset)
 }
 
 /// `retry.*` over `base`, or `None` when no retry key is set.
@@ -509,7 +548,7 @@ impl Builder {
                 .or(top_policy.as_ref());
             let replace = own.get("configurations").map(|_| base_policy);
             let (service, layer) = bind(&view, &base_retry, policy, replace)?;
-            let own_layer = own.touches(&["configurations", "healthcheck.", "cache."])
+            let own_layer = own.touches(&["configurations", "healthcheck.", "cache.", "subset."])
                 || top.get(&format!("healthcheck.path.{name}")).is_some();
             if own_layer {
                 self.layers.services.retain(|(n, _)| relaxed(n) != name);

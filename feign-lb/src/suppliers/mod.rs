@@ -4,9 +4,11 @@
 mod caching;
 mod health;
 mod static_list;
+mod subset;
 mod versioned;
 
 pub use caching::CachingSupplier;
 pub use health::{HealthCheckOptions, HealthCheckSupplier};
 pub use static_list::{InvalidUrl, StaticSupplier};
+pub use subset::{Subset, SubsetSupplier};
 pub use versioned::Versioned;

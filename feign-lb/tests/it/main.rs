@@ -12,3 +12,4 @@ mod out_of_rotation;
 mod policies;
 mod retry_matrix;
 mod snapshot_swaps;
+mod subset;
