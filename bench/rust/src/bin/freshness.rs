@@ -36,7 +36,7 @@ use feign_bench::table::Table;
 use feign_bench::topology::{feign_balanced, instance_config, Renamed, SetupResult};
 use feign_eureka::EurekaClient;
 use feign_eureka_server::EurekaServer;
-use feign_lb::LoadBalancer;
+use feign_lb::{LoadBalancer, SlowStart};
 use feign_tests::interop::JavaApp;
 use tokio::runtime::Handle;
 
@@ -53,6 +53,10 @@ struct Args {
     /// Delay between the starts of two runs of the same setup, in seconds.
     #[arg(long, default_value_t = 5.0)]
     stagger_secs: f64,
+    /// Give new instances their full share of calls at once (feign-lb's slow start, a 30 s
+    /// ramp from 10 %, is on by default).
+    #[arg(long)]
+    no_slow_start: bool,
     /// Setups to measure.
     #[arg(long, value_enum, value_delimiter = ',', default_values_t = Setup::ALL)]
     setups: Vec<Setup>,
@@ -284,8 +288,9 @@ async fn main() -> ExitCode {
     }
     println!(
         "Discovery freshness: median (min – max) over runs; caller sends one call per 20 ms through feign + LB + Eureka; \
-         waits capped at {}\n",
-        human(cap)
+         waits capped at {}{}\n",
+        human(cap),
+        if args.no_slow_start { "; slow start off" } else { "" }
     );
     print!("{table}");
     if failed {
@@ -339,10 +344,11 @@ async fn measure_setup(
         let (url, servers) = (url.clone(), servers.clone());
         let delay = Duration::from_secs_f64(args.stagger_secs * run as f64);
         let cap = Duration::from_secs(args.cap_secs);
+        let slow_start = !args.no_slow_start;
         tasks.push(tokio::spawn(async move {
             tokio::time::sleep(delay).await;
             let phase = (run as f64 + 0.5) / runs as f64;
-            measure_run(setup, &url, run, phase, cap, &servers).await
+            measure_run(setup, &url, run, phase, cap, slow_start, &servers).await
         }));
     }
     let mut outcomes = Vec::new();
@@ -432,6 +438,7 @@ async fn measure_run(
     run: usize,
     phase: f64,
     cap: Duration,
+    slow_start: bool,
     servers: &Handle,
 ) -> SetupResult<Outcome> {
     let app = format!("order-service-{run}");
@@ -447,9 +454,12 @@ async fn measure_run(
         .watch(setup == Setup::EmbeddedPush)
         .start()
         .await?;
-    let balancer = LoadBalancer::builder()
-        .supplier(Renamed::new(discovery.supplier(), app.clone()))
-        .build();
+    let mut balancer =
+        LoadBalancer::builder().supplier(Renamed::new(discovery.supplier(), app.clone()));
+    if !slow_start {
+        balancer = balancer.slow_start(SlowStart::disabled());
+    }
+    let balancer = balancer.build();
     let client = feign_balanced(balancer)?;
 
     let stop = Arc::new(AtomicBool::new(false));
