@@ -61,6 +61,10 @@ struct Serve {
     /// The most connections open at once; beyond, the longest-idle one is closed.
     #[arg(long, default_value_t = 8192, value_name = "N")]
     max_connections: usize,
+    /// The most push-discovery watches (GET /eureka/watch) waiting at once, at most half the
+    /// connections; 0 turns the watch off.
+    #[arg(long, default_value_t = 1024, value_name = "N")]
+    max_watchers: usize,
     /// Serve HTTPS with this PEM certificate (the server's, then its chain); needs --tls-key.
     #[arg(long, value_name = "PATH", requires = "tls_key")]
     tls_cert: Option<std::path::PathBuf>,
@@ -195,7 +199,8 @@ async fn run_server(args: Serve) -> Result<(), CliError> {
         .eviction_interval(Duration::from_secs(eviction_interval))
         .header_read_timeout(Duration::from_secs(args.header_read_timeout.max(1)))
         .idle_timeout(Duration::from_secs(args.idle_timeout.max(1)))
-        .max_connections(args.max_connections.max(1));
+        .max_connections(args.max_connections.max(1))
+        .max_watchers(args.max_watchers);
     if args.dev {
         builder = builder.shutdown_grace(Duration::from_secs(1));
     }

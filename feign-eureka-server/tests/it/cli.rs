@@ -33,6 +33,7 @@ fn every_command_has_help() {
         "--header-read-timeout",
         "--idle-timeout",
         "--max-connections",
+        "--max-watchers",
     ] {
         assert!(out.contains(flag), "{flag} missing from:\n{out}");
     }

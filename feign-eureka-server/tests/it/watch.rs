@@ -215,6 +215,23 @@ async fn watches_beyond_the_cap_are_refused_and_shutdown_ends_the_waiting_ones()
     assert!(started.elapsed() < Duration::from_secs(3));
 }
 
+/// A registry behind basic auth asks for the credentials on the watch as on every request.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_watch_needs_the_credentials_every_request_needs() {
+    let server = production()
+        .credentials("eureka", "s3cret")
+        .start()
+        .await
+        .unwrap();
+    let (status, version, _) = watch(server.url(), "").await;
+    assert_eq!((status, version), (401, None));
+    let authorized = server.url().replacen("http://", "http://eureka:s3cret@", 1);
+    let (status, version, _) = watch(&authorized, "").await;
+    assert_eq!(status, 200);
+    assert!(version.is_some());
+    server.shutdown().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn without_the_watch_the_registry_answers_as_eureka_and_the_client_polls() {
     let server = dev().max_watchers(0).start().await.unwrap();
