@@ -37,6 +37,26 @@ pub struct RetryContext<'a> {
     pub remaining: Option<Duration>,
 }
 
+impl<'a> RetryContext<'a> {
+    /// The context after attempt `attempt` of `call` failed with `error`, for code that runs
+    /// attempts itself (feign-lb's balancer for any HTTP call) and asks a policy about each.
+    pub fn new(
+        call: CallInfo<'a>,
+        attempt: u32,
+        error: &'a Error,
+        elapsed: Duration,
+        remaining: Option<Duration>,
+    ) -> Self {
+        RetryContext {
+            call,
+            attempt,
+            error,
+            elapsed,
+            remaining,
+        }
+    }
+}
+
 /// A [`RetryPolicy`]'s verdict on a failed attempt.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
