@@ -110,6 +110,7 @@ mod clock;
 mod config;
 mod context;
 mod filter;
+pub mod http;
 mod instance;
 mod lifecycle;
 mod listed;
@@ -130,6 +131,9 @@ mod sync;
 mod table;
 mod view;
 
+#[cfg(feature = "reqwest-middleware")]
+pub use crate::http::LoadBalancedMiddleware;
+pub use crate::http::{LoadBalanced, LoadBalancedLayer};
 pub use balancer::{Builder, InstanceState, LoadBalancer, ServiceConfig};
 pub use budget::RetryBudget;
 pub use config::{Ejection, PeakEwma, Policy, SlowStart};

@@ -4,6 +4,7 @@
 //! `tests/no_alloc.rs` stays a binary of its own: it counts allocations with a global allocator
 //! and no harness, so no other test may run beside it.
 
+mod any_client;
 mod config;
 mod failover;
 mod health;
