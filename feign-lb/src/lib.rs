@@ -103,6 +103,13 @@
 //! | Feature | Default | What it does |
 //! |---|---|---|
 //! | `config` | on | [`Builder::config`], through the feign-config crate |
+//! | `reqwest-middleware` | off | `LoadBalancedMiddleware`: the balancer as a `reqwest_middleware::Middleware` |
+//!
+//! # Any HTTP client
+//!
+//! [`LoadBalancedLayer`] (a `tower` layer) and `LoadBalancedMiddleware` put the balancer in
+//! front of clients that know nothing of it, as Spring's `@LoadBalanced RestClient`: see
+//! [`crate::http`].
 
 mod balancer;
 mod budget;

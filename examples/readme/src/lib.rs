@@ -326,6 +326,32 @@ let orders = OrderServiceClient::builder().load_balancer(lb).build()?;
     Ok(())
 }
 
+/// "The balancer for any HTTP call".
+#[rustfmt::skip]
+#[allow(unused_variables)]
+pub async fn any_client<S>(lb: LoadBalancer, transport: S) -> Outcome
+where
+    S: tower::Service<http::Request<String>, Response = http::Response<String>>,
+    S: Clone + Send + 'static,
+    S::Future: Send,
+    S::Error: Into<feign_core::BoxError>,
+{
+use feign_lb::{LoadBalancedLayer, LoadBalancedMiddleware};
+use tower::{Layer, ServiceExt};
+
+// A plain reqwest::Client (feign-lb's feature `reqwest-middleware`):
+let client = reqwest_middleware::ClientBuilder::new(reqwest::Client::new())
+    .with(LoadBalancedMiddleware::new(lb.clone()))
+    .build();
+let order = client.get("http://order-service/orders/1").send().await?.text().await?;
+
+// Any tower Service<http::Request<B>> whose body B is Clone (a hyper-util client...):
+let orders = LoadBalancedLayer::new(lb).layer(transport);
+let request = http::Request::get("http://order-service/orders/1").body(String::new())?;
+let response = orders.oneshot(request).await?;
+    Ok(())
+}
+
 /// "Eureka".
 #[rustfmt::skip]
 #[allow(unused_variables)]
