@@ -25,15 +25,16 @@
 //! `http://example.com:443`) or an IP address passes through unchanged, as does a request
 //! without a host. Each name seen becomes a service of the balancer, as a feign client's does.
 //!
-//! **Credentials.** An instance URL's `user:password@` becomes an `Authorization: Basic` header
-//! (marked sensitive; a request's own `Authorization` wins) and never stays in the URL, so it
-//! reaches no log and no error.
+//! **Credentials.** `http://user:password@order-service/...` sends them as an `Authorization:
+//! Basic` header (reqwest does so itself; the layer does the same), and so does an instance
+//! URL's userinfo (marked sensitive; a request's own `Authorization` wins): they never stay in
+//! the URL sent, so they reach no log and no error.
 
 mod call;
+mod layer;
 #[cfg(feature = "reqwest-middleware")]
 mod middleware;
-mod tower;
 
+pub use layer::{LoadBalanced, LoadBalancedLayer};
 #[cfg(feature = "reqwest-middleware")]
 pub use middleware::LoadBalancedMiddleware;
-pub use tower::{LoadBalanced, LoadBalancedLayer};
