@@ -252,3 +252,24 @@ async fn the_retry_budget_bounds_retries() {
         assert_eq!(attempts, 10, "{form:?}: an empty budget allows no retry");
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_dropped_mid_attempt_is_reported_as_discarded() {
+    for &form in FORMS {
+        let hanging = Backend::start();
+        hanging.set_mode(Mode::Hang);
+        let lb = balancer(&[hanging.url()]);
+        let url = format!("http://{SVC}/orders/1");
+        let call = send(form, &lb, "GET", &url);
+        assert!(
+            tokio::time::timeout(std::time::Duration::from_millis(200), call)
+                .await
+                .is_err(),
+            "{form:?}: the backend hangs"
+        );
+        let counters = lb.counters(SVC).unwrap();
+        assert_eq!(counters.discard, 1, "{form:?}: {counters:?}");
+        assert_eq!(counters.active, 0, "{form:?}: {counters:?}");
+        assert_eq!(hanging.hits(), 1, "{form:?}");
+    }
+}
