@@ -100,7 +100,7 @@ impl AdaptiveLimit {
         let before = self.in_flight.fetch_add(1, Relaxed);
         if before >= limit {
             self.in_flight.fetch_sub(1, Relaxed);
-            return Err(Error::bulkhead_full(&self.name, limit));
+            return Err(Error::adaptive_limit_reached(&self.name, limit));
         }
         self.peak.fetch_max(before + 1, Relaxed);
         Ok(Ticket {
@@ -280,7 +280,12 @@ mod tests {
         let _second = limit.enter().unwrap();
         let error = limit.enter().err().expect("over the limit");
         assert!(error.is_bulkhead_full(), "{error}");
-        assert!(error.to_string().contains("2 calls in flight"), "{error}");
+        assert!(
+            error
+                .to_string()
+                .contains("adaptive concurrency limit of 2 calls in flight"),
+            "{error}"
+        );
         drop(first);
         assert!(limit.enter().is_ok());
     }
