@@ -4,8 +4,9 @@
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
+use feign_core::resilience::ADAPTIVE_CONCURRENCY_LIMIT;
 use feign_core::{AdaptiveLimitConfig, Retryer};
-use feign_test_support::{loaded_service, Calls as _, CallsClient};
+use feign_test_support::{calls_service, loaded_service, Calls as _, CallsClient, MetricsCapture};
 
 /// 48 callers calling in a loop for `run`; the median latency of the answered calls, how many
 /// were shed, and the slowest shedding.
@@ -84,4 +85,35 @@ async fn a_limit_outside_its_bounds_is_a_build_error() {
         .unwrap_err();
     assert!(error.is_builder());
     assert!(error.to_string().contains("`max_limit`"), "{error}");
+}
+
+#[tokio::test]
+async fn the_limit_is_a_gauge_starting_at_min_then_initial() {
+    let metrics = MetricsCapture::install();
+    let (url, _service) = calls_service().await;
+    let client = CallsClient::builder()
+        .url(url)
+        .adaptive_concurrency(
+            AdaptiveLimitConfig::default()
+                .min_limit(2)
+                .initial_limit(7)
+                .sample_window(Duration::from_millis(1))
+                .min_samples(5),
+        )
+        .build()
+        .unwrap();
+    let limit = || {
+        metrics
+            .snapshot()
+            .get(ADAPTIVE_CONCURRENCY_LIMIT, &[("name", "calls")])
+    };
+    // The first window measures the unloaded latency at `min_limit`. (A snapshot takes the
+    // gauge's value: read it once per change.)
+    assert_eq!(limit(), Some(2.0));
+    for _ in 0..4 {
+        client.call("ok").await.unwrap();
+    }
+    tokio::time::sleep(Duration::from_millis(2)).await;
+    client.call("ok").await.unwrap();
+    assert_eq!(limit(), Some(7.0));
 }
