@@ -44,6 +44,9 @@ struct Args {
     /// The sizes of the fixed bulkheads to compare.
     #[arg(long, value_delimiter = ',', default_values_t = [25, 200])]
     bulkheads: Vec<u32>,
+    /// The adaptive limit's tolerances to compare (1.25 is its default).
+    #[arg(long, value_delimiter = ',', default_values_t = [1.25, 2.0])]
+    tolerances: Vec<f64>,
 }
 
 /// What guards the client's calls.
@@ -51,7 +54,7 @@ struct Args {
 enum Guard {
     None,
     Bulkhead(u32),
-    Adaptive,
+    Adaptive(f64),
 }
 
 impl Guard {
@@ -59,7 +62,7 @@ impl Guard {
         match self {
             Guard::None => "no limit".to_owned(),
             Guard::Bulkhead(size) => format!("fixed bulkhead, {size} calls"),
-            Guard::Adaptive => "adaptive limit (defaults)".to_owned(),
+            Guard::Adaptive(tolerance) => format!("adaptive limit, tolerance {tolerance}"),
         }
     }
 }
@@ -76,7 +79,7 @@ async fn main() -> ExitCode {
     };
     let mut guards = vec![Guard::None];
     guards.extend(args.bulkheads.iter().map(|&size| Guard::Bulkhead(size)));
-    guards.push(Guard::Adaptive);
+    guards.extend(args.tolerances.iter().map(|&t| Guard::Adaptive(t)));
 
     let base = Duration::from_millis(args.base_ms);
     let per_call = Duration::from_micros(args.per_call_us);
@@ -178,8 +181,8 @@ fn client(url: &str, guard: Guard, timeout: Duration) -> Result<CallsClient, fei
         Guard::Bulkhead(size) => builder
             .bulkhead(BulkheadConfig::default().max_concurrent_calls(size))
             .build(),
-        Guard::Adaptive => builder
-            .adaptive_concurrency(AdaptiveLimitConfig::default())
+        Guard::Adaptive(tolerance) => builder
+            .adaptive_concurrency(AdaptiveLimitConfig::default().tolerance(tolerance))
             .build(),
     }
 }
