@@ -25,7 +25,8 @@ use crate::meta::ClientMeta;
 use crate::options::{LogLevel, Options};
 use crate::pipeline::{CallRequest, Compression, Core, CoreInner, Limits, Target, Wrap};
 use crate::resilience::{
-    BulkheadConfig, CircuitBreakerConfig, FailureClassifier, Fallback, FallbackFactory,
+    AdaptiveLimitConfig, BulkheadConfig, CircuitBreakerConfig, FailureClassifier, Fallback,
+    FallbackFactory,
 };
 use crate::resolve::Resolver;
 use crate::retry::{RetryPolicy, Retryer};
@@ -349,6 +350,15 @@ impl<C> Builder<C> {
     /// `BulkheadConfig::default()` has Resilience4j's defaults (25 calls, no wait).
     pub fn bulkhead(mut self, config: BulkheadConfig) -> Self {
         self.resilience.bulkhead = Some(config);
+        self
+    }
+
+    /// Sheds the calls of this client over a concurrency limit that follows their latency
+    /// (see [`AdaptiveLimitConfig`]): a call over it fails at once with
+    /// [`Error::is_bulkhead_full`](crate::Error::is_bulkhead_full). Default: no limit. Works
+    /// alone or inside a [`bulkhead`](Self::bulkhead).
+    pub fn adaptive_concurrency(mut self, config: AdaptiveLimitConfig) -> Self {
+        self.resilience.adaptive = Some(config);
         self
     }
 

@@ -223,6 +223,14 @@ impl Error {
         )
     }
 
+    /// The adaptive concurrency limit of `client` was reached: shed, as from a full bulkhead.
+    pub(crate) fn adaptive_limit_reached(client: &str, limit: u32) -> Error {
+        Error::new(
+            Kind::BulkheadFull,
+            format!("`{client}` is at its adaptive concurrency limit of {limit} calls in flight"),
+        )
+    }
+
     /// Sets the status this error was caused by.
     pub fn with_status(mut self, status: StatusCode) -> Error {
         self.inner.status = Some(status);
@@ -371,8 +379,9 @@ impl Error {
         self.inner.kind == Kind::CircuitOpen
     }
 
-    /// True when the bulkhead had no free slot for the call (no network I/O took place); the
-    /// message names the client.
+    /// True when the bulkhead had no free slot for the call, or the client was at its adaptive
+    /// concurrency limit (no network I/O took place); the message names the client and says
+    /// which.
     pub fn is_bulkhead_full(&self) -> bool {
         self.inner.kind == Kind::BulkheadFull
     }

@@ -60,7 +60,7 @@
 //! | Decode 2xx | [`Decoder`] | [`JsonDecoder`]; `()`, `String`, `Bytes`, [`Response`], [`ResponseEntity`], [`StreamingResponse`] built in | [`decoder`](Builder::decoder) |
 //! | Decode other statuses | [`ErrorDecoder`] | [`DefaultErrorDecoder`] (status, headers, 8 KiB of body, `Retry-After`) | [`error_decoder`](Builder::error_decoder) |
 //! | Retry | [`RetryPolicy`] | [`Retryer::default`] (100 ms ×1.5 to 1 s, 5 attempts, full jitter, idempotent calls only) | [`retryer`](Builder::retryer) |
-//! | Guard the whole call (off by default) | [`FailureClassifier`], [`FallbackFactory`] | no circuit breaker, no bulkhead, no fallback; when on, Resilience4j's defaults (see [`resilience`]) | [`circuit_breaker`](Builder::circuit_breaker), [`bulkhead`](Builder::bulkhead), [`failure_classifier`](Builder::failure_classifier), [`fallback`](Builder::fallback), [`fallback_factory`](Builder::fallback_factory); `fallback = ..` / `fallback_factory = ..` in `#[feign_client]` |
+//! | Guard the whole call (off by default) | [`FailureClassifier`], [`FallbackFactory`] | no circuit breaker, no bulkhead, no fallback; when on, Resilience4j's defaults (see [`resilience`]) | [`circuit_breaker`](Builder::circuit_breaker), [`bulkhead`](Builder::bulkhead), [`adaptive_concurrency`](Builder::adaptive_concurrency), [`failure_classifier`](Builder::failure_classifier), [`fallback`](Builder::fallback), [`fallback_factory`](Builder::fallback_factory); `fallback = ..` / `fallback_factory = ..` in `#[feign_client]` |
 //! | Log | `tracing`, target `feign_core` | [`LogLevel::None`] | [`log_level`](Builder::log_level) |
 //!
 //! Every strategy is an object-safe `Send + Sync` trait stored as an `Arc<dyn …>`, with a
@@ -215,8 +215,10 @@
 //! `resilience4j.circuitbreaker.configs.<service>.*` (Spring's group config; `<service>` is the
 //! service name the client was declared with, relaxed), then
 //! `resilience4j.circuitbreaker.instances.<service>.*`, and likewise under
-//! `resilience4j.bulkhead`. Any `resilience4j.bulkhead` property for the client turns its
-//! bulkhead on; the breaker settings apply to a breaker switched on above or set in code, and
+//! `resilience4j.bulkhead`. Any `resilience4j.bulkhead` property for the client but the
+//! `adaptive.*` ones turns its bulkhead on; `adaptive.enabled: true` turns the adaptive
+//! concurrency limit on (alone, or inside the bulkhead), whose other `adaptive.*` settings are
+//! only checked while it is off; the breaker settings apply to a breaker switched on above or set in code, and
 //! are only checked otherwise. Sections of other names are checked, not applied.
 //!
 //! | `resilience4j.` module | setting (after `configs.default.`, `configs.<service>.` or `instances.<service>.`) | builder setting |
@@ -232,6 +234,10 @@
 //! | `circuitbreaker` | `automatic-transition-from-open-to-half-open-enabled`: `true` only (what the breaker does) | — |
 //! | `bulkhead` | `max-concurrent-calls` | [`BulkheadConfig::max_concurrent_calls`] |
 //! | `bulkhead` | `max-wait-duration` (ms, or `5s`, `PT5S`) | [`BulkheadConfig::max_wait_duration`] |
+//! | `bulkhead` | `adaptive.enabled` (feign-rs's own) | [`Builder::adaptive_concurrency`] on or off |
+//! | `bulkhead` | `adaptive.initial-limit`, `adaptive.min-limit`, `adaptive.max-limit` | [`AdaptiveLimitConfig::initial_limit`], [`min_limit`](AdaptiveLimitConfig::min_limit), [`max_limit`](AdaptiveLimitConfig::max_limit) |
+//! | `bulkhead` | `adaptive.sample-window`, `adaptive.min-rtt-refresh` (ms, or `100ms`, `PT60S`) | [`AdaptiveLimitConfig::sample_window`], [`min_rtt_refresh`](AdaptiveLimitConfig::min_rtt_refresh) |
+//! | `bulkhead` | `adaptive.min-samples`, `adaptive.tolerance`, `adaptive.smoothing` | [`AdaptiveLimitConfig::min_samples`], [`tolerance`](AdaptiveLimitConfig::tolerance), [`smoothing`](AdaptiveLimitConfig::smoothing) |
 //! | both | `base-config`: `default` only (every section inherits it anyway) | — |
 //!
 //! Settings Resilience4j has and feign-rs does not (`record-exceptions`: use
@@ -325,9 +331,9 @@ pub use options::{LogLevel, Options};
 pub use pipeline::CallRequest;
 pub use redact::{split_userinfo, url as redact_url, Credentials};
 pub use resilience::{
-    classifier_fn, BreakerScope, BulkheadConfig, CircuitBreakerConfig, CircuitState,
-    Classification, ClassifierFn, DefaultClassifier, FailureClassifier, FallbackFactory,
-    StateTransition,
+    classifier_fn, AdaptiveLimitConfig, BreakerScope, BulkheadConfig, CircuitBreakerConfig,
+    CircuitState, Classification, ClassifierFn, DefaultClassifier, FailureClassifier,
+    FallbackFactory, StateTransition,
 };
 pub use resolve::{AttemptOutcome, CallObserver, ChooseRequest, Chosen, InstanceHandle, Resolver};
 pub use response::Response;

@@ -408,3 +408,19 @@ let lb = LoadBalancer::builder().supplier(eureka.supplier()).config(&config)?.bu
 let orders = OrderServiceClient::builder().load_balancer(lb).config(&config)?.build()?;
     Ok(())
 }
+
+/// "Adaptive concurrency limits".
+#[rustfmt::skip]
+#[allow(unused_variables)]
+pub fn adaptive() -> Outcome {
+    use feign_core::AdaptiveLimitConfig;
+
+    let lb = balancer();
+let orders = OrderServiceClient::builder()
+    .load_balancer(lb)
+    .adaptive_concurrency(AdaptiveLimitConfig::default()   // 20 at first, between 3 and 1000
+        .max_limit(200)
+        .tolerance(1.5))                                   // shrink past 1.5 × unloaded latency
+    .build()?;
+    Ok(())
+}

@@ -1,6 +1,7 @@
 //! The circuit breaker and bulkhead part of [`Builder::config`]: Spring Cloud OpenFeign's
 //! `spring.cloud.openfeign.circuitbreaker.*` switch and Resilience4j's Spring Boot properties
-//! `resilience4j.circuitbreaker.*` and `resilience4j.bulkhead.*`.
+//! `resilience4j.circuitbreaker.*` and `resilience4j.bulkhead.*`, whose `adaptive.*` settings
+//! (feign-rs's own) configure the adaptive concurrency limit.
 //!
 //! Resilience4j's `<name>` is the client's service name (relaxed). `configs.default` applies to
 //! every client; `configs.<service>` over it, where Spring Cloud OpenFeign with
@@ -11,7 +12,7 @@
 use feign_config::{relaxed, Config, ConfigError, DurationUnit, Property};
 
 use super::Builder;
-use crate::resilience::{BulkheadConfig, CircuitBreakerConfig};
+use crate::resilience::{AdaptiveLimitConfig, BulkheadConfig, CircuitBreakerConfig};
 
 /// The switch's prefixes, older first so that the Spring Cloud 4 names win.
 const SWITCH_PREFIXES: [&str; 2] = [
@@ -108,18 +109,38 @@ impl<C> Builder<C> {
 
         let bulkhead = Sections::read(config, BULKHEAD, &service)?;
         for property in bulkhead.others() {
-            apply_bulkhead(&mut BulkheadConfig::default(), property)?;
+            match adaptive_setting(property) {
+                Some(setting) => {
+                    apply_adaptive(&mut AdaptiveLimitConfig::default(), property, &setting)?;
+                }
+                None => apply_bulkhead(&mut BulkheadConfig::default(), property)?,
+            }
         }
+        let (adaptive, fixed): (Vec<&Property>, Vec<&Property>) = bulkhead
+            .this_client()
+            .partition(|property| adaptive_setting(property).is_some());
         // Settings for this client turn its bulkhead on, as they would create it in Spring.
-        if bulkhead.this_client().next().is_some() {
+        if !fixed.is_empty() {
             let target = self
                 .resilience
                 .bulkhead
                 .get_or_insert_with(Default::default);
-            for property in bulkhead.this_client() {
+            for property in fixed {
                 apply_bulkhead(target, property)?;
             }
         }
+        // The adaptive limit has its own switch; without it its settings are only checked.
+        let mut limit = self.resilience.adaptive.unwrap_or_default();
+        let mut enabled = self.resilience.adaptive.is_some();
+        for property in adaptive {
+            let setting = adaptive_setting(property).unwrap_or_default();
+            if setting == "enabled" {
+                enabled = property.as_bool()?;
+            } else {
+                apply_adaptive(&mut limit, property, &setting)?;
+            }
+        }
+        self.resilience.adaptive = enabled.then_some(limit);
         Ok(self)
     }
 }
@@ -240,6 +261,53 @@ fn apply_bulkhead(target: &mut BulkheadConfig, property: &Property) -> Result<()
         }
         "baseconfig" => base_config(property)?,
         other => return Err(unsupported_or_unknown(property, other)),
+    }
+    Ok(())
+}
+
+/// The setting after `adaptive.` of a `resilience4j.bulkhead.{configs,instances}.<name>.adaptive.*`
+/// property.
+fn adaptive_setting(property: &Property) -> Option<String> {
+    setting(property)
+        .strip_prefix("adaptive.")
+        .map(str::to_owned)
+}
+
+/// One `resilience4j.bulkhead.{configs,instances}.<name>.adaptive.*` property but `enabled`.
+fn apply_adaptive(
+    target: &mut AdaptiveLimitConfig,
+    property: &Property,
+    setting: &str,
+) -> Result<(), ConfigError> {
+    match setting {
+        "enabled" => {
+            property.as_bool()?;
+        }
+        "initiallimit" => target.initial_limit = calls(property)?,
+        "minlimit" => target.min_limit = calls(property)?,
+        "maxlimit" => target.max_limit = calls(property)?,
+        "samplewindow" => {
+            target.sample_window = property.as_positive_duration(DurationUnit::Millis)?;
+        }
+        "minsamples" => target.min_samples = calls(property)?,
+        "tolerance" => {
+            let value = property.as_f64()?;
+            if !(value >= 1.0 && value.is_finite()) {
+                return Err(property.bad_value("expected a factor of at least 1"));
+            }
+            target.tolerance = value;
+        }
+        "smoothing" => {
+            let value = property.as_f64()?;
+            if !(value > 0.0 && value <= 1.0) {
+                return Err(property.bad_value("expected a number over 0 and at most 1"));
+            }
+            target.smoothing = value;
+        }
+        "minrttrefresh" => {
+            target.min_rtt_refresh = property.as_positive_duration(DurationUnit::Millis)?;
+        }
+        _ => return Err(property.unknown()),
     }
     Ok(())
 }

@@ -9,17 +9,24 @@
 //! |---|---|---|
 //! | circuit breaker | [`Builder::circuit_breaker`](crate::Builder::circuit_breaker) with a [`CircuitBreakerConfig`] | Resilience4j's: 50 % failures, window 100, minimum 100 calls, 60 s open, 10 half-open calls, slow calls 100 % over 60 s; one breaker per method |
 //! | bulkhead | [`Builder::bulkhead`](crate::Builder::bulkhead) with a [`BulkheadConfig`] | 25 concurrent calls, no wait |
+//! | adaptive concurrency limit | [`Builder::adaptive_concurrency`](crate::Builder::adaptive_concurrency) with an [`AdaptiveLimitConfig`] | starts at 20, between 3 and 1000, recomputed every 100 ms |
 //! | classifier | [`Builder::failure_classifier`](crate::Builder::failure_classifier) | [`DefaultClassifier`]: 5xx, timeouts, connection failures fail; 4xx do not |
 //! | fallback | `fallback = Type` / `fallback_factory = Type` in `#[feign_client]`, or [`Builder::fallback`](crate::Builder::fallback) / [`Builder::fallback_factory`](crate::Builder::fallback_factory) | none |
+//!
+//! A call over the adaptive limit fails at once like a call that found the bulkhead full
+//! ([`Error::is_bulkhead_full`](crate::Error::is_bulkhead_full)); the limit is taken after the
+//! bulkhead's slot, so it measures the calls themselves, not their wait for a slot.
 //!
 //! A fallback answers a call that the breaker refused, that found the bulkhead full, or that
 //! failed in a way the classifier counts as a failure; any other error reaches the caller.
 //!
 //! Metrics, through the `metrics` facade under Resilience4j's Micrometer names:
 //! [`CIRCUIT_BREAKER_STATE`], [`CIRCUIT_BREAKER_CALLS`] and
-//! [`BULKHEAD_AVAILABLE_CONCURRENT_CALLS`]. State transitions are also a stream:
+//! [`BULKHEAD_AVAILABLE_CONCURRENT_CALLS`], and feign-rs's [`ADAPTIVE_CONCURRENCY_LIMIT`]. State transitions are also a stream:
 //! [`CircuitBreakerConfig::subscribe`].
 
+mod adaptive;
+mod adaptive_config;
 mod breaker;
 mod bulkhead;
 mod classify;
@@ -36,6 +43,8 @@ use std::any::Any;
 use std::future::Future;
 use std::sync::Arc;
 
+pub use adaptive::ADAPTIVE_CONCURRENCY_LIMIT;
+pub use adaptive_config::AdaptiveLimitConfig;
 pub use classify::{
     classifier_fn, Classification, ClassifierFn, DefaultClassifier, FailureClassifier,
 };
@@ -48,6 +57,7 @@ pub use state::{CircuitState, StateTransition};
 
 pub(crate) use fallback::Fallback;
 
+use adaptive::AdaptiveLimit;
 use breaker::Outcome;
 use bulkhead::Bulkhead;
 use registry::Breakers;
@@ -60,6 +70,7 @@ use crate::Error;
 pub(crate) struct Settings {
     pub(crate) circuit_breaker: Option<CircuitBreakerConfig>,
     pub(crate) bulkhead: Option<BulkheadConfig>,
+    pub(crate) adaptive: Option<AdaptiveLimitConfig>,
     pub(crate) classifier: Option<Arc<dyn FailureClassifier>>,
     pub(crate) fallback: Option<Arc<dyn Any + Send + Sync>>,
 }
@@ -80,9 +91,17 @@ impl Settings {
             }
             None => None,
         };
+        let adaptive = match self.adaptive {
+            Some(config) => {
+                config.validate()?;
+                Some(AdaptiveLimit::new(client.service, config))
+            }
+            None => None,
+        };
         Ok(Resilience {
             breakers,
             bulkhead,
+            adaptive,
             classifier: self
                 .classifier
                 .unwrap_or_else(|| Arc::new(DefaultClassifier)),
@@ -95,6 +114,7 @@ impl Settings {
 pub(crate) struct Resilience {
     breakers: Option<Breakers>,
     bulkhead: Option<Bulkhead>,
+    adaptive: Option<AdaptiveLimit>,
     classifier: Arc<dyn FailureClassifier>,
     fallback: Option<Arc<dyn Any + Send + Sync>>,
 }
@@ -102,10 +122,11 @@ pub(crate) struct Resilience {
 impl Resilience {
     /// Whether calls need [`Resilience::guard`] at all.
     pub(crate) fn guards_calls(&self) -> bool {
-        self.breakers.is_some() || self.bulkhead.is_some()
+        self.breakers.is_some() || self.bulkhead.is_some() || self.adaptive.is_some()
     }
 
-    /// Runs `call` through the breaker of `meta` and the bulkhead, recording its outcome.
+    /// Runs `call` through the breaker of `meta`, the bulkhead and the adaptive limit,
+    /// recording its outcome.
     pub(crate) async fn guard<T>(
         &self,
         meta: &'static MethodMeta,
@@ -129,7 +150,14 @@ impl Resilience {
             ),
             None => None,
         };
+        let ticket = match &self.adaptive {
+            Some(adaptive) => Some(adaptive.enter().map_err(|e| e.with_method_key(meta.key))?),
+            None => None,
+        };
         let result = call.await;
+        if let Some(ticket) = ticket {
+            ticket.finish();
+        }
         drop(slot);
         if let Some(permit) = permit {
             permit.record(match &result {

@@ -201,6 +201,34 @@ async fn the_environment_overrides_the_file_and_the_switch_decides() {
     assert_eq!(failures_until_open(&server, || orders.fail()).await, 3);
 }
 
+/// Two held calls are admitted, a third fails at once as a full bulkhead, and once they are
+/// released calls go through again.
+async fn assert_two_admitted_and_the_third_shed(
+    server: &Server,
+    release: &watch::Sender<bool>,
+    orders: &OrdersClient,
+) {
+    let held: Vec<_> = (0..2)
+        .map(|_| {
+            let orders = orders.clone();
+            tokio::spawn(async move { orders.hold().await })
+        })
+        .collect();
+    while server.request_count() < 2 {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    let error = orders.ok().await.unwrap_err();
+    assert!(error.is_bulkhead_full(), "{error}");
+    assert!(error.to_string().contains("2 calls in flight"), "{error}");
+    assert_eq!(server.request_count(), 2);
+
+    release.send_replace(true);
+    for call in held {
+        assert_eq!(call.await.unwrap().unwrap(), "released");
+    }
+    assert_eq!(orders.ok().await.unwrap(), "ok");
+}
+
 #[tokio::test]
 async fn a_bulkhead_from_the_file_refuses_the_excess() {
     let (server, release) = server().await;
@@ -218,26 +246,55 @@ resilience4j.bulkhead:
         &application_yml(&server.url(), bulkheads),
     );
     let config = Config::from_file(&path).unwrap();
-    let orders = orders_from(&config);
+    assert_two_admitted_and_the_third_shed(&server, &release, &orders_from(&config)).await;
+}
 
-    let held: Vec<_> = (0..2)
-        .map(|_| {
-            let orders = orders.clone();
-            tokio::spawn(async move { orders.hold().await })
-        })
-        .collect();
-    while server.request_count() < 2 {
+#[tokio::test]
+async fn an_adaptive_limit_from_the_file_sheds_the_excess_at_once() {
+    let (server, release) = server().await;
+    // A floor of 2 and a first window that never closes: the limit stays at 2.
+    let adaptive = r#"
+resilience4j.bulkhead:
+  configs.default.adaptive:
+    min-limit: 2
+    min-samples: 1000
+  instances.order-service.adaptive:
+    enabled: true
+    initial-limit: 4
+    max-limit: 8
+    sample-window: 50ms
+    tolerance: 1.5
+    smoothing: 0.25
+    min-rtt-refresh: 30s
+"#;
+    let dir = TempDir::new("adaptive");
+    let path = dir.write("application.yml", &application_yml(&server.url(), adaptive));
+    let config = Config::from_file(&path).unwrap();
+    assert_two_admitted_and_the_third_shed(&server, &release, &orders_from(&config)).await;
+}
+
+#[tokio::test]
+async fn adaptive_settings_without_the_switch_leave_calls_unlimited() {
+    let (server, release) = server().await;
+    let adaptive = r#"
+resilience4j.bulkhead.instances.order-service.adaptive:
+  enabled: false
+  min-limit: 1
+  initial-limit: 1
+"#;
+    let dir = TempDir::new("adaptive-off");
+    let path = dir.write("application.yml", &application_yml(&server.url(), adaptive));
+    let orders = orders_from(&Config::from_file(&path).unwrap());
+    let held = {
+        let orders = orders.clone();
+        tokio::spawn(async move { orders.hold().await })
+    };
+    while server.request_count() < 1 {
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
-    let error = orders.ok().await.unwrap_err();
-    assert!(error.is_bulkhead_full(), "{error}");
-    assert_eq!(server.request_count(), 2);
-
-    release.send_replace(true);
-    for call in held {
-        assert_eq!(call.await.unwrap().unwrap(), "released");
-    }
     assert_eq!(orders.ok().await.unwrap(), "ok");
+    release.send_replace(true);
+    assert_eq!(held.await.unwrap().unwrap(), "released");
 }
 
 #[test]
@@ -305,6 +362,26 @@ fn wrong_keys_and_values_are_errors_naming_key_and_file() {
         ),
         (
             "resilience4j.bulkhead.configs.default.max-thread-pool-size=4",
+            "unknown property",
+        ),
+        (
+            "resilience4j.bulkhead.instances.order-service.adaptive.tolerance=0.5",
+            "at least 1",
+        ),
+        (
+            "resilience4j.bulkhead.configs.default.adaptive.smoothing=2",
+            "at most 1",
+        ),
+        (
+            "resilience4j.bulkhead.instances.billing.adaptive.min-limit=0",
+            "at least 1",
+        ),
+        (
+            "resilience4j.bulkhead.configs.default.adaptive.enabled=sometimes",
+            "expected true or false",
+        ),
+        (
+            "resilience4j.bulkhead.configs.default.adaptive.algorithm=vegas",
             "unknown property",
         ),
         (

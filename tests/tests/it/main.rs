@@ -18,6 +18,7 @@ mod interop_metadata;
 mod interop_server;
 mod interop_smoke;
 mod lb_failover;
+mod resilience_adaptive;
 mod resilience_breaker;
 mod resilience_bulkhead;
 mod resilience_fallback;

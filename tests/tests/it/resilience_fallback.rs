@@ -1,13 +1,13 @@
 //! Fallbacks of `#[feign_client]` against a loopback service: used for 5xx, timeouts, refused
-//! connections, an open breaker and a full bulkhead, never for 4xx; a factory sees the cause;
+//! connections, an open breaker, a full bulkhead and the adaptive limit, never for 4xx; a factory sees the cause;
 //! the classifier decides; consumed arguments still reach the fallback.
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use feign_core::{
-    classifier_fn, feign_client, BulkheadConfig, CircuitBreakerConfig, Classification,
-    DefaultClassifier, Error, FailureClassifier, FallbackFactory, Options, Retryer,
+    classifier_fn, feign_client, AdaptiveLimitConfig, BulkheadConfig, CircuitBreakerConfig,
+    Classification, DefaultClassifier, Error, FailureClassifier, FallbackFactory, Options, Retryer,
 };
 use feign_test_support::{calls_service, closed_port_url};
 use http::StatusCode;
@@ -94,11 +94,27 @@ async fn answers_an_open_breaker_without_network_io() {
 
 #[tokio::test]
 async fn answers_a_full_bulkhead() {
+    answers_the_call_over_one_in_flight(|client| {
+        client.bulkhead(BulkheadConfig::default().max_concurrent_calls(1))
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn answers_a_call_over_the_adaptive_limit() {
+    // The first window runs at `min_limit`: one call in flight.
+    answers_the_call_over_one_in_flight(|client| {
+        client.adaptive_concurrency(AdaptiveLimitConfig::default().min_limit(1))
+    })
+    .await;
+}
+
+/// With one call held in flight, `limit_to_one`'s client answers the next from the fallback.
+async fn answers_the_call_over_one_in_flight(
+    limit_to_one: impl FnOnce(CallsClientBuilder) -> CallsClientBuilder,
+) {
     let (url, service) = calls_service().await;
-    let client = client(url)
-        .bulkhead(BulkheadConfig::default().max_concurrent_calls(1))
-        .build()
-        .unwrap();
+    let client = limit_to_one(client(url)).build().unwrap();
     let held = client.call("hold");
     let refused = async {
         while service.in_flight.load(std::sync::atomic::Ordering::SeqCst) < 1 {
@@ -111,6 +127,7 @@ async fn answers_a_full_bulkhead() {
     let (held, refused) = tokio::join!(held, refused);
     assert_eq!(held.unwrap(), "hold");
     assert_eq!(refused.unwrap(), "cached ok");
+    assert_eq!(service.requests(), 1);
 }
 
 #[tokio::test]
