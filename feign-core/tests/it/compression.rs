@@ -61,6 +61,16 @@ fn server_side(recorded: &Recorded) -> axum::response::Response {
     format!("{encoding} {}", body.len()).into_response()
 }
 
+/// A client gzipping requests with Spring's defaults, never retrying.
+fn compressing(url: &str) -> DocsClient {
+    DocsClient::builder()
+        .url(url)
+        .retryer(Retryer::never())
+        .request_compression(RequestCompression::default())
+        .build()
+        .unwrap()
+}
+
 fn doc(bytes: usize) -> serde_json::Value {
     serde_json::json!({ "text": "a".repeat(bytes) })
 }
@@ -68,12 +78,7 @@ fn doc(bytes: usize) -> serde_json::Value {
 #[tokio::test]
 async fn json_bodies_over_the_size_are_gzipped_and_others_sent_as_they_are() {
     let (url, recorder) = recording_server(server_side).await;
-    let client = DocsClient::builder()
-        .url(&url)
-        .retryer(Retryer::never())
-        .request_compression(RequestCompression::default())
-        .build()
-        .unwrap();
+    let client = compressing(&url);
     let big = doc(10_000);
     let big_len = serde_json::to_vec(&big).unwrap().len();
     assert_eq!(client.json(&big).await.unwrap(), format!("gzip {big_len}"));
@@ -207,12 +212,7 @@ async fn response_compression_asks_for_gzip_and_decodes_within_the_cap() {
 #[tokio::test]
 async fn a_streamed_body_is_sent_as_it_is_whatever_its_size_and_type() {
     let (url, _recorder) = recording_server(server_side).await;
-    let client = DocsClient::builder()
-        .url(&url)
-        .retryer(Retryer::never())
-        .request_compression(RequestCompression::default())
-        .build()
-        .unwrap();
+    let client = compressing(&url);
     let json = serde_json::to_vec(&doc(10_000)).unwrap();
     let length = json.len();
     let chunks = futures_util::stream::iter([Ok::<_, std::io::Error>(bytes::Bytes::from(json))]);
