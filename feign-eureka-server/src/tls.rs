@@ -33,6 +33,10 @@ pub enum TlsError {
     /// The certificate PEM holds no readable certificate.
     #[error("no certificate in the certificate PEM")]
     NoCertificate,
+    /// Client certificates were asked for (`tls_client_ca_pem`) without the server's own
+    /// certificate and key (`tls_pem`).
+    #[error("mutual TLS needs the server's own certificate and key too: set tls_pem (serve --tls-cert, --tls-key)")]
+    ClientCaWithoutCertificate,
     /// A certificate in the PEM cannot be read.
     #[error("unreadable certificate PEM")]
     Certificate(#[source] rustls::pki_types::pem::Error),
@@ -51,6 +55,9 @@ pub enum TlsError {
 /// The acceptor for `cert_pem` (the server's certificate first, then its chain) and `key_pem`.
 pub(crate) fn acceptor(pem: &TlsPem) -> Result<TlsAcceptor, TlsError> {
     let (cert_pem, key_pem) = (&pem.cert[..], &pem.key[..]);
+    if cert_pem.is_empty() && key_pem.is_empty() && pem.client_ca.is_some() {
+        return Err(TlsError::ClientCaWithoutCertificate);
+    }
     let chain = CertificateDer::pem_slice_iter(cert_pem)
         .collect::<Result<Vec<_>, _>>()
         .map_err(TlsError::Certificate)?;

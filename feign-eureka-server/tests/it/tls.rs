@@ -107,6 +107,13 @@ async fn a_certificate_and_key_that_cannot_serve_tls_fail_the_start() {
         matches!(no_client_ca, Err(ServerError::Tls(TlsError::ClientCa(_)))),
         "{no_client_ca:?}"
     );
+    let client_ca_alone = dev().tls_client_ca_pem(pki.cert.as_bytes()).start().await;
+    match client_ca_alone {
+        Err(ServerError::Tls(error @ TlsError::ClientCaWithoutCertificate)) => {
+            assert!(error.to_string().contains("tls_pem"), "{error}");
+        }
+        other => panic!("{other:?}"),
+    }
     let shown = format!(
         "{:?}",
         dev().tls_pem(pki.cert.as_bytes(), pki.key.as_bytes())
