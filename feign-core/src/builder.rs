@@ -48,6 +48,7 @@ pub struct Builder<C> {
     decoder: Option<Arc<dyn Decoder>>,
     error_decoder: Option<Arc<dyn ErrorDecoder>>,
     retry: Option<Arc<dyn RetryPolicy>>,
+    hedging: Option<crate::HedgingConfig>,
     client: Option<Transport>,
     resolver: Option<Arc<dyn Resolver>>,
     options: Options,
@@ -82,6 +83,7 @@ impl<C> Builder<C> {
             decoder: None,
             error_decoder: None,
             retry: None,
+            hedging: None,
             client: None,
             resolver: None,
             options: Options::default(),
@@ -229,6 +231,15 @@ impl<C> Builder<C> {
     /// the balancer's policy, configure retries on the balancer and leave this out.
     pub fn retryer(mut self, retry: impl RetryPolicy) -> Self {
         self.retry = Some(Arc::new(retry));
+        self
+    }
+
+    /// Hedged requests for idempotent calls through a load balancer (see [`HedgingConfig`]).
+    /// Default: off.
+    ///
+    /// [`HedgingConfig`]: crate::HedgingConfig
+    pub fn hedging(mut self, hedging: crate::HedgingConfig) -> Self {
+        self.hedging = Some(hedging).filter(|h| h.max_hedges > 0);
         self
     }
 
@@ -479,6 +490,7 @@ impl<C: FromCore> Builder<C> {
                 .error_decoder
                 .unwrap_or_else(|| Arc::new(DefaultErrorDecoder::default())),
             retry,
+            hedging: self.hedging,
             client,
             options: self.options,
             log_level: self.log_level,

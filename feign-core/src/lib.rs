@@ -281,6 +281,7 @@ mod cow_map;
 mod entity;
 mod error;
 mod escape;
+mod hedging;
 mod interceptor;
 mod log;
 mod meta;
@@ -319,6 +320,7 @@ pub use codec::{
 pub use compression::{RequestCompression, DEFAULT_MIN_REQUEST_SIZE};
 pub use entity::ResponseEntity;
 pub use error::{BoxError, Error};
+pub use hedging::HedgingConfig;
 pub use interceptor::{
     interceptor_fn, token_provider_fn, AccessToken, BasicAuth, BearerAuth, DefaultHeaders,
     FnInterceptor, FnTokenProvider, RequestId, RequestInterceptor, RequestTemplate, TokenProvider,

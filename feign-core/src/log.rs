@@ -108,3 +108,9 @@ pub(crate) fn retry(level: LogLevel, key: &str, attempt: u32, delay: Duration) {
         tracing::debug!(target: "feign_core", method_key = key, "retrying after attempt {attempt} in {delay:?}");
     }
 }
+
+pub(crate) fn hedge(level: LogLevel, key: &str, attempt: u32) {
+    if level != LogLevel::None {
+        tracing::debug!(target: "feign_core", method_key = key, "no answer yet: hedging with attempt {attempt}");
+    }
+}

@@ -19,6 +19,13 @@ pub trait RetryPolicy: Send + Sync + 'static {
 
     /// Decides what happens after attempt number `ctx.attempt` failed with `ctx.error`.
     fn decide(&self, ctx: &RetryContext<'_>) -> RetryDecision;
+
+    /// Whether `call` may send a hedge now (see [`HedgingConfig`](crate::HedgingConfig)): a
+    /// retry budget refuses it as it refuses a retry. Default: yes.
+    fn allow_hedge(&self, call: &CallInfo<'_>) -> bool {
+        let _ = call;
+        true
+    }
 }
 
 /// What a [`RetryPolicy`] knows about the call whose attempt just failed.

@@ -249,4 +249,15 @@ impl RetryPolicy for LbRetryPolicy {
             same_instance,
         }
     }
+
+    fn allow_hedge(&self, call: &feign_core::CallInfo<'_>) -> bool {
+        if let Some(budget) = &self.budget {
+            if !budget.withdraw() {
+                self.bump(|c| &c.retry_budget_exhausted);
+                tracing::debug!(service = call.service, "retry budget exhausted: no hedge");
+                return false;
+            }
+        }
+        true
+    }
 }

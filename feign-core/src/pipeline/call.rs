@@ -1,6 +1,10 @@
 //! One call: interceptors once, then attempts until success or the retry policy stops.
 
+use std::future::Future;
 use std::sync::Arc;
+use std::task::Poll;
+
+use futures_util::stream::{FuturesUnordered, StreamExt};
 
 use http::header::AUTHORIZATION;
 use http::{HeaderName, HeaderValue, StatusCode};
@@ -15,6 +19,7 @@ use super::upload;
 use super::{CoreInner, Target};
 use crate::body::RequestBody;
 use crate::client::SendOptions;
+use crate::hedging::HedgingConfig;
 use crate::interceptor::{RequestTemplate, ResponseContext};
 use crate::options::Options;
 use crate::resolve::{AttemptOutcome, ChooseRequest};
@@ -195,9 +200,19 @@ impl Call<'_> {
         let mut same_instance: Option<Arc<str>> = None;
         let mut attempt = 1u32;
         loop {
-            let (result, url) = self
-                .attempt::<R>(call, attempt, &mut tried, same_instance.take())
-                .await;
+            let (result, url) = match inner.hedging {
+                // Boxed: only hedged calls carry the state of several attempts at once.
+                Some(hedging) if attempt == 1 && self.hedgeable(call) => {
+                    let (result, url, made) =
+                        Box::pin(self.hedged::<R>(call, hedging, &mut tried)).await;
+                    attempt = made;
+                    (result, url)
+                }
+                _ => {
+                    self.attempt::<R>(call, attempt, &mut tried, same_instance.take())
+                        .await
+                }
+            };
             let result = match result {
                 // Boxed: calls without response interceptors do not carry its state. A body
                 // left streaming is not in memory for them to see.
@@ -289,16 +304,32 @@ impl Call<'_> {
         tried: &mut Tried,
         same_instance: Option<Arc<str>>,
     ) -> (Result<R, Error>, Option<http::Uri>) {
+        match self.target(call, attempt, tried, same_instance) {
+            Ok(target) => self.send_to::<R>(attempt, target).await,
+            Err(e) => (Err(e), None),
+        }
+    }
+
+    /// Where attempt `attempt` goes: the fixed URL, or an instance the resolver chose (added to
+    /// `tried`).
+    fn target(
+        &self,
+        call: CallInfo<'_>,
+        attempt: u32,
+        tried: &mut Tried,
+        same_instance: Option<Arc<str>>,
+    ) -> Result<AttemptTarget, Error> {
         let template = self.template;
-        let (url, authorization, guard) = match &self.inner.target {
+        Ok(match &self.inner.target {
             Target::Fixed {
                 base,
                 authorization,
-            } => (
-                join(base, &template.path_and_query),
-                authorization.clone(),
-                AttemptGuard::new(None),
-            ),
+            } => AttemptTarget {
+                url: join(base, &template.path_and_query),
+                authorization: authorization.clone(),
+                instance: None,
+                guard: AttemptGuard::new(None),
+            },
             Target::Resolver(resolver) => {
                 let request = ChooseRequest {
                     call,
@@ -307,25 +338,39 @@ impl Call<'_> {
                     tried: tried.as_slice(),
                     same_instance: same_instance.as_deref(),
                 };
-                let chosen = match resolver.choose(&request) {
-                    Ok(chosen) => chosen,
-                    Err(e) => return (Err(e), None),
-                };
-                tried.push(chosen.instance_id().clone());
+                let chosen = resolver.choose(&request)?;
+                let instance = chosen.instance_id().clone();
+                tried.push(instance.clone());
                 let (base, authorization) = crate::redact::split_basic_auth(chosen.base_url());
-                let url = join(&base, &template.path_and_query);
-                (url, authorization, AttemptGuard::new(Some(chosen)))
+                AttemptTarget {
+                    url: join(&base, &template.path_and_query),
+                    authorization,
+                    instance: Some(instance),
+                    guard: AttemptGuard::new(Some(chosen)),
+                }
             }
-        };
+        })
+    }
+
+    /// Sends attempt `attempt` to `target` and reports how it ended to the balancer (as
+    /// discarded when the future is dropped first).
+    async fn send_to<R: Receive>(
+        &self,
+        attempt: u32,
+        target: AttemptTarget,
+    ) -> (Result<R, Error>, Option<http::Uri>) {
+        let AttemptTarget {
+            url,
+            authorization,
+            instance,
+            guard,
+        } = target;
         // Parsing the owned string reuses its buffer; the URI is kept (a cheap clone) to name
         // the URL in errors.
         let (result, uri) = match http::Uri::try_from(url) {
             Ok(uri) => {
-                let instance = match &self.inner.target {
-                    Target::Fixed { .. } => None,
-                    Target::Resolver(_) => tried.last().map(|id| &**id),
-                };
-                self.observation.on_attempt(attempt, instance, &uri);
+                self.observation
+                    .on_attempt(attempt, instance.as_deref(), &uri);
                 (self.send::<R>(uri.clone(), authorization).await, Some(uri))
             }
             Err(e) => (
@@ -341,6 +386,87 @@ impl Call<'_> {
             Err(error) => guard.finish(&AttemptOutcome::Failed(error)),
         }
         (result, uri)
+    }
+
+    /// Whether the call may be hedged: idempotent, balanced, and with a body that can go out
+    /// twice at once.
+    fn hedgeable(&self, call: CallInfo<'_>) -> bool {
+        call.idempotent
+            && self.template.stream.is_none()
+            && matches!(self.inner.target, Target::Resolver(_))
+    }
+
+    /// The first attempt, and a hedge to an instance not yet tried each time `hedging.delay`
+    /// passes with no answer, while the retry policy allows one. The first response wins and
+    /// the attempts still out are dropped (the balancer hears of them as discarded); a failed
+    /// attempt leaves the others running. Returns the number of attempts made.
+    async fn hedged<R: Receive>(
+        &self,
+        call: CallInfo<'_>,
+        hedging: HedgingConfig,
+        tried: &mut Tried,
+    ) -> (Result<R, Error>, Option<http::Uri>, u32) {
+        let first = match self.target(call, 1, tried, None) {
+            Ok(target) => target,
+            Err(e) => return (Err(e), None, 1),
+        };
+        let mut running = FuturesUnordered::new();
+        running.push(self.send_to::<R>(1, first));
+        let mut made = 1u32;
+        let mut hedges_left = hedging.max_hedges;
+        let mut timer = Box::pin(tokio::time::sleep(hedging.delay));
+        loop {
+            let event = std::future::poll_fn(|cx| {
+                if let Poll::Ready(done) = running.poll_next_unpin(cx) {
+                    return Poll::Ready(done);
+                }
+                if hedges_left > 0 && timer.as_mut().poll(cx).is_ready() {
+                    return Poll::Ready(None);
+                }
+                Poll::Pending
+            })
+            .await;
+            match event {
+                Some((Ok(response), uri)) => return (Ok(response), uri, made),
+                Some(failed) if running.is_empty() => return (failed.0, failed.1, made),
+                Some(_) => {}
+                None => {
+                    hedges_left -= 1;
+                    match self.hedge_target(call, made + 1, tried) {
+                        Some(target) => {
+                            made += 1;
+                            log::hedge(self.inner.log_level, self.template.meta.key, made);
+                            running.push(self.send_to::<R>(made, target));
+                            timer
+                                .as_mut()
+                                .reset(tokio::time::Instant::now() + hedging.delay);
+                        }
+                        None => hedges_left = 0,
+                    }
+                }
+            }
+        }
+    }
+
+    /// Where a hedge goes: an instance not yet tried, when the retry policy pays for it.
+    fn hedge_target(
+        &self,
+        call: CallInfo<'_>,
+        attempt: u32,
+        tried: &mut Tried,
+    ) -> Option<AttemptTarget> {
+        if !self.inner.retry.allow_hedge(&call) {
+            return None;
+        }
+        let before = tried.as_slice().len();
+        let target = self.target(call, attempt, tried, None).ok()?;
+        let fresh = target
+            .instance
+            .as_ref()
+            .is_some_and(|id| !tried.as_slice()[..before].contains(id));
+        // A resolver with no other instance may give back one already tried: not hedged there
+        // (dropping the target reports the pick as discarded).
+        fresh.then_some(target)
     }
 
     /// Sends one attempt; a 2xx body is read whole or left streaming as `R` wants, any other
@@ -475,6 +601,15 @@ impl Call<'_> {
         );
         error
     }
+}
+
+/// Where one attempt goes, and the guard that reports how it ended.
+struct AttemptTarget {
+    url: String,
+    authorization: Option<HeaderValue>,
+    /// The instance a resolver chose; `None` for a fixed URL.
+    instance: Option<Arc<str>>,
+    guard: AttemptGuard,
 }
 
 /// The instances a call's attempts went to, in order. Most calls make one attempt, so the

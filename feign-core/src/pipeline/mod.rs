@@ -122,6 +122,8 @@ pub(crate) struct CoreInner {
     pub(crate) decoder: Option<Arc<dyn Decoder>>,
     pub(crate) error_decoder: Arc<dyn ErrorDecoder>,
     pub(crate) retry: Arc<dyn RetryPolicy>,
+    /// Hedged requests; `None`: off.
+    pub(crate) hedging: Option<crate::HedgingConfig>,
     pub(crate) client: Transport,
     pub(crate) options: Options,
     pub(crate) log_level: LogLevel,

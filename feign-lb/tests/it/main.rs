@@ -8,6 +8,7 @@ mod any_client;
 mod config;
 mod failover;
 mod health;
+mod hedge;
 mod metrics;
 mod out_of_rotation;
 mod policies;
