@@ -424,3 +424,19 @@ let orders = OrderServiceClient::builder()
     .build()?;
     Ok(())
 }
+
+/// "Hedged requests".
+#[rustfmt::skip]
+#[allow(unused_variables)]
+pub fn hedging() -> Outcome {
+    use std::time::Duration;
+
+    let lb = balancer();
+use feign_core::HedgingConfig;
+
+let orders = OrderServiceClient::builder()
+    .load_balancer(lb)
+    .hedging(HedgingConfig::after(Duration::from_millis(50))) // .max_hedges(n): default 1
+    .build()?;
+    Ok(())
+}
