@@ -12,6 +12,7 @@
 mod ast;
 mod attr;
 mod ctxt;
+mod double;
 mod expand;
 mod fallback;
 mod header;
