@@ -46,6 +46,9 @@ use proc_macro::TokenStream;
 /// | `fallback_factory = Type` | A `Default` type implementing `feign_core::FallbackFactory<dyn Trait>`: makes the fallback from each failure's `Error` |
 /// | `#[headers("Name: value", ...)]` | Headers of every method |
 ///
+/// With feign-core's `test-double` feature, an object-safe trait also gets `{Trait}Double`, a
+/// test double implementing it (see `feign_core::double`).
+///
 /// The trait gets `Send + Sync` supertraits and `async_trait`, so it is object safe
 /// (`Arc<dyn OrderService>`) and its futures are `Send`. Doc comments and default methods are
 /// kept; a method with a default body and no HTTP attribute is not generated.

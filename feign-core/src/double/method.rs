@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use http::StatusCode;
 
 use super::error::{UnansweredCall, UnmetRule};
-use super::rule::{Rule, RuleBuilder};
+use super::rule::{RuleBuilder, RuleList};
 use super::{Outcome, Signature};
 use crate::Error;
 
@@ -20,12 +20,17 @@ use crate::Error;
 ///
 /// Clones share the rules and the calls.
 pub struct MethodDouble<S: Signature> {
-    state: Arc<Mutex<State<S>>>,
+    shared: Arc<Shared<S>>,
     strict: bool,
 }
 
-struct State<S: Signature> {
-    rules: Vec<Arc<Rule<S>>>,
+struct Shared<S: Signature> {
+    rules: RuleList<S>,
+    record: Mutex<Record<S>>,
+}
+
+/// The calls received.
+struct Record<S: Signature> {
     calls: usize,
     texts: Vec<String>,
     kept: Vec<S::Args<'static>>,
@@ -35,24 +40,28 @@ impl<S: Signature> MethodDouble<S> {
     /// A method with no rules; `strict`: a call no rule answers panics.
     pub fn new(strict: bool) -> Self {
         MethodDouble {
-            state: Arc::new(Mutex::new(State {
-                rules: Vec::new(),
-                calls: 0,
-                texts: Vec::new(),
-                kept: Vec::new(),
-            })),
+            shared: Arc::new(Shared {
+                rules: RuleList::new(),
+                record: Mutex::new(Record {
+                    calls: 0,
+                    texts: Vec::new(),
+                    kept: Vec::new(),
+                }),
+            }),
             strict,
         }
     }
 
-    fn state(&self) -> MutexGuard<'_, State<S>> {
-        // A panic never happens under this lock (no user code runs under it), so a poisoned
-        // lock still holds consistent state.
-        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    fn record(&self) -> MutexGuard<'_, Record<S>> {
+        // No user code runs under this lock, so a poisoned one still holds consistent state.
+        self.shared
+            .record
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
     }
 
-    pub(super) fn push(&self, rule: Arc<Rule<S>>) {
-        self.state().rules.push(rule);
+    fn rule(&self) -> RuleBuilder<'_, S> {
+        RuleBuilder::new(&self.shared.rules)
     }
 
     /// Starts a rule answering only the calls `matcher` accepts: see [`RuleBuilder::when`].
@@ -60,12 +69,12 @@ impl<S: Signature> MethodDouble<S> {
     where
         F: for<'a> Fn(&S::Args<'a>) -> bool + Send + Sync + 'static,
     {
-        RuleBuilder::new(self).when(matcher)
+        self.rule().when(matcher)
     }
 
     /// Starts a rule answering at most `times` calls: see [`RuleBuilder::times`].
     pub fn times(&self, times: usize) -> RuleBuilder<'_, S> {
-        RuleBuilder::new(self).times(times)
+        self.rule().times(times)
     }
 
     /// Adds a rule answering every call with a clone of `value`.
@@ -73,7 +82,7 @@ impl<S: Signature> MethodDouble<S> {
     where
         <S::Output as Outcome>::Ok: Clone + Send + Sync + 'static,
     {
-        RuleBuilder::new(self).returns(value);
+        self.rule().returns(value);
     }
 
     /// Adds a rule answering every call with what `answer` makes of its arguments: see
@@ -82,7 +91,7 @@ impl<S: Signature> MethodDouble<S> {
     where
         F: for<'a> Fn(S::Args<'a>) -> S::Output + Send + Sync + 'static,
     {
-        RuleBuilder::new(self).answers(answer);
+        self.rule().answers(answer);
     }
 
     /// Adds a rule failing every call with the error `error` makes: see [`RuleBuilder::fails`].
@@ -90,18 +99,18 @@ impl<S: Signature> MethodDouble<S> {
     where
         F: Fn() -> Error + Send + Sync + 'static,
     {
-        RuleBuilder::new(self).fails(error);
+        self.rule().fails(error);
     }
 
     /// Adds a rule failing every call as a response of `status` would: see
     /// [`RuleBuilder::fails_with_status`].
     pub fn fails_with_status(&self, status: StatusCode) {
-        RuleBuilder::new(self).fails_with_status(status);
+        self.rule().fails_with_status(status);
     }
 
     /// How many times the method was called, answered or not.
     pub fn calls(&self) -> usize {
-        self.state().calls
+        self.record().calls
     }
 
     /// The arguments of every call, in order (one argument, or a tuple of them), when the
@@ -111,7 +120,7 @@ impl<S: Signature> MethodDouble<S> {
     where
         S::Args<'static>: Clone,
     {
-        self.state().kept.clone()
+        self.record().kept.clone()
     }
 
     /// The arguments of every call as text, in order: each argument's `Debug` form, `_` for
@@ -119,23 +128,24 @@ impl<S: Signature> MethodDouble<S> {
     /// client's logs show it), any `#[header_map]` or `#[param]`, and a `#[query]` whose name
     /// looks like a credential (`token`, `key`, `password`...); separated by `, `.
     pub fn argument_texts(&self) -> Vec<String> {
-        self.state().texts.clone()
+        self.record().texts.clone()
     }
 
     /// Removes the rules and forgets the calls.
     pub fn reset(&self) {
-        let mut state = self.state();
-        state.rules.clear();
-        state.calls = 0;
-        state.texts.clear();
-        state.kept.clear();
+        self.shared.rules.clear();
+        let mut record = self.record();
+        record.calls = 0;
+        record.texts.clear();
+        record.kept.clear();
     }
 
     /// Every rule limited with `times(n)` that answered fewer than `n` calls.
     pub fn verify(&self) -> Result<(), Vec<UnmetRule>> {
         let unmet: Vec<UnmetRule> = self
-            .state()
+            .shared
             .rules
+            .snapshot()
             .iter()
             .enumerate()
             .filter_map(|(index, rule)| {
@@ -159,13 +169,13 @@ impl<S: Signature> MethodDouble<S> {
         kept: Option<S::Args<'static>>,
     ) -> S::Output {
         let text = texts.join(", ");
-        let rules = {
-            let mut state = self.state();
-            state.calls += 1;
-            state.texts.push(text.clone());
-            state.kept.extend(kept);
-            state.rules.clone()
-        };
+        {
+            let mut record = self.record();
+            record.calls += 1;
+            record.texts.push(text.clone());
+            record.kept.extend(kept);
+        }
+        let rules = self.shared.rules.snapshot();
         for rule in &rules {
             if rule.matches(&args) && rule.claim() {
                 return rule.answer(args);
@@ -183,7 +193,7 @@ impl<S: Signature> MethodDouble<S> {
 impl<S: Signature> Clone for MethodDouble<S> {
     fn clone(&self) -> Self {
         MethodDouble {
-            state: Arc::clone(&self.state),
+            shared: Arc::clone(&self.shared),
             strict: self.strict,
         }
     }
@@ -191,12 +201,12 @@ impl<S: Signature> Clone for MethodDouble<S> {
 
 impl<S: Signature> fmt::Debug for MethodDouble<S> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let state = self.state();
-        let answered: usize = state.rules.iter().map(|rule| rule.used()).sum();
+        let rules = self.shared.rules.snapshot();
+        let answered: usize = rules.iter().map(|rule| rule.used()).sum();
         f.debug_struct("MethodDouble")
             .field("method", &S::KEY)
-            .field("rules", &state.rules.len())
-            .field("calls", &state.calls)
+            .field("rules", &rules.len())
+            .field("calls", &self.record().calls)
             .field("answered", &answered)
             .finish()
     }

@@ -1,11 +1,10 @@
 //! One rule of a method's double: which calls it answers, how, and how many times.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use http::{HeaderMap, StatusCode};
 
-use super::method::MethodDouble;
 use super::{Outcome, Signature};
 use crate::Error;
 
@@ -67,6 +66,33 @@ impl<S: Signature> Rule<S> {
     }
 }
 
+/// A method's rules, in the order they were added.
+pub(super) struct RuleList<S: Signature>(Mutex<Vec<Arc<Rule<S>>>>);
+
+impl<S: Signature> RuleList<S> {
+    pub(super) fn new() -> Self {
+        RuleList(Mutex::new(Vec::new()))
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Vec<Arc<Rule<S>>>> {
+        // No user code runs under this lock, so a poisoned one still holds a consistent list.
+        self.0.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn push(&self, rule: Rule<S>) {
+        self.lock().push(Arc::new(rule));
+    }
+
+    /// The rules as they are now, to be asked with no lock held.
+    pub(super) fn snapshot(&self) -> Vec<Arc<Rule<S>>> {
+        self.lock().clone()
+    }
+
+    pub(super) fn clear(&self) {
+        self.lock().clear();
+    }
+}
+
 /// A rule being written: set which calls it answers ([`when`](RuleBuilder::when)) and how
 /// often ([`times`](RuleBuilder::times)), then end it with its answer
 /// ([`returns`](RuleBuilder::returns), [`answers`](RuleBuilder::answers),
@@ -74,15 +100,15 @@ impl<S: Signature> Rule<S> {
 /// which adds it after the method's other rules. A rule never ended is not added.
 #[must_use = "a rule is added by its answer: end it with `returns`, `answers` or `fails`"]
 pub struct RuleBuilder<'d, S: Signature> {
-    method: &'d MethodDouble<S>,
+    rules: &'d RuleList<S>,
     matcher: Option<Matcher<S>>,
     times: Option<usize>,
 }
 
 impl<'d, S: Signature> RuleBuilder<'d, S> {
-    pub(super) fn new(method: &'d MethodDouble<S>) -> Self {
+    pub(super) fn new(rules: &'d RuleList<S>) -> Self {
         RuleBuilder {
-            method,
+            rules,
             matcher: None,
             times: None,
         }
@@ -103,7 +129,7 @@ impl<'d, S: Signature> RuleBuilder<'d, S> {
     }
 
     /// Answers at most `times` calls; later calls go on to the next rule. Without it, a rule
-    /// answers any number of calls. [`verify`](MethodDouble::verify) reports a rule that
+    /// answers any number of calls. `verify()` reports a rule that
     /// answered fewer.
     pub fn times(mut self, times: usize) -> Self {
         self.times = Some(times);
@@ -125,12 +151,12 @@ impl<'d, S: Signature> RuleBuilder<'d, S> {
     where
         F: for<'a> Fn(S::Args<'a>) -> S::Output + Send + Sync + 'static,
     {
-        self.method.push(Arc::new(Rule {
+        self.rules.push(Rule {
             matcher: self.matcher,
             answer: Box::new(answer),
             times: self.times,
             used: AtomicUsize::new(0),
-        }));
+        });
     }
 
     /// Fails with the error `error` makes for each call (a [`feign_core::Error`](Error) is not
