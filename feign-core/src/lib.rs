@@ -249,6 +249,7 @@
 //! | Feature | Default | What it does |
 //! |---|---|---|
 //! | `config` | on | [`Builder::config`]: OpenFeign's Spring properties (`spring.cloud.openfeign.client.config.*`, `feign.client.config.*`, `spring.cloud.openfeign.circuitbreaker.*`, `resilience4j.circuitbreaker.*`, `resilience4j.bulkhead.*`) from `application.yml`, `application.properties` and the environment, through [`config`] (the feign-config crate) |
+//! | `test-double` | off | [`double`]: a `{Trait}Double` beside every `{Trait}Client`, an implementation of the trait answering by the rules a test sets and recording the calls; enable it in `[dev-dependencies]` |
 //!
 //! TLS is always rustls (ring), and gzip responses are always decoded. [`Builder::tls`],
 //! [`Builder::proxy`], [`Builder::pool_idle_timeout`], [`Builder::pool_max_idle_per_host`] and
@@ -278,6 +279,8 @@ pub mod clock;
 mod codec;
 mod compression;
 mod cow_map;
+#[cfg(feature = "test-double")]
+pub mod double;
 mod entity;
 mod error;
 mod escape;

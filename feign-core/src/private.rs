@@ -108,6 +108,33 @@
 //! `decode_entity_unit`, `decode_entity_string`, `decode_entity_bytes` or `decode_entity::<X>`
 //! by `X` as above (each with its `_optional`).
 
+/// The test doubles' support (feature `test-double`).
+#[cfg(feature = "test-double")]
+pub mod double {
+    pub use crate::double::probe::*;
+    pub use crate::double::{MethodDouble, Signature, UnmetRule};
+}
+
+/// Emits its input, the generated `{Trait}Double`, only when feign-core's `test-double` feature
+/// is on: the macro cannot see the features of the crate it expands in.
+#[cfg(feature = "test-double")]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __feign_if_test_double {
+    ($($item:tt)*) => { $($item)* };
+}
+
+/// Emits its input, the generated `{Trait}Double`, only when feign-core's `test-double` feature
+/// is on: here it is off.
+#[cfg(not(feature = "test-double"))]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __feign_if_test_double {
+    ($($item:tt)*) => {};
+}
+
+pub use crate::__feign_if_test_double as if_test_double;
+
 pub use async_trait::async_trait;
 pub use std::sync::Arc;
 

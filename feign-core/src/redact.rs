@@ -14,7 +14,7 @@ use std::fmt;
 use http::header::{HeaderName, AUTHORIZATION, COOKIE, PROXY_AUTHORIZATION, SET_COOKIE};
 use http::{HeaderMap, HeaderValue};
 
-const MASK: &str = "***";
+pub(crate) const MASK: &str = "***";
 
 /// Formats `url` as it may be shown in logs and error messages: the password of its userinfo
 /// and the values of query parameters named like credentials (`token`, `api_key`, `sig`, ...)
@@ -164,6 +164,15 @@ pub(crate) fn is_sensitive(name: &HeaderName, value: &HeaderValue) -> bool {
         || *name == SET_COOKIE
 }
 
+/// True when a header of this name is always masked, whatever its value (a name that is not
+/// a valid header name is not one).
+#[cfg_attr(not(feature = "test-double"), allow(dead_code))]
+pub(crate) fn is_sensitive_name(name: &str) -> bool {
+    [AUTHORIZATION, PROXY_AUTHORIZATION, COOKIE, SET_COOKIE]
+        .iter()
+        .any(|sensitive| sensitive.as_str().eq_ignore_ascii_case(name))
+}
+
 /// Formats one header value as it may be shown.
 pub(crate) fn header_value<'a>(name: &HeaderName, value: &'a HeaderValue) -> impl fmt::Debug + 'a {
     HeaderValueShown(if is_sensitive(name, value) {
@@ -202,7 +211,7 @@ impl fmt::Debug for RedactedHeaders<'_> {
 }
 
 /// Query parameter names whose values are treated as secrets.
-fn is_secret_param(name: &str) -> bool {
+pub(crate) fn is_secret_param(name: &str) -> bool {
     const CONTAINS: [&str; 8] = [
         "key",
         "token",

@@ -205,10 +205,12 @@ fn generate(client: &Client<'_>) -> TokenStream {
         let http = method.http.as_ref()?;
         Some(method_impl(client, method, http, &krate))
     });
+    let double = crate::double::expand(client, &krate);
     quote! {
         #user_trait
         #client_type
         #client_trait
+        #double
 
         #[#krate::__private::async_trait]
         #[automatically_derived]

@@ -12,6 +12,7 @@
 mod ast;
 mod attr;
 mod ctxt;
+mod double;
 mod expand;
 mod fallback;
 mod header;
@@ -44,6 +45,9 @@ use proc_macro::TokenStream;
 /// | `fallback = Type` | A `Default` type implementing the same trait; answers calls that fail (5xx, timeout, connection), an open circuit breaker or a full bulkhead |
 /// | `fallback_factory = Type` | A `Default` type implementing `feign_core::FallbackFactory<dyn Trait>`: makes the fallback from each failure's `Error` |
 /// | `#[headers("Name: value", ...)]` | Headers of every method |
+///
+/// With feign-core's `test-double` feature, an object-safe trait also gets `{Trait}Double`, a
+/// test double implementing it (see `feign_core::double`).
 ///
 /// The trait gets `Send + Sync` supertraits and `async_trait`, so it is object safe
 /// (`Arc<dyn OrderService>`) and its futures are `Send`. Doc comments and default methods are

@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 pub type Outcome = Result<(), Box<dyn StdError + Send + Sync>>;
 
 /// An order, as the README's service returns it.
-#[derive(Debug, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Order {
     /// The order's id.
     pub id: u64,
@@ -106,6 +106,54 @@ let orders = OrderServiceClient::builder()      // the macro generates `{Trait}C
 let order = orders.get_order(42).await?;
 let shared: Arc<dyn OrderService> = Arc::new(orders); // object safe; futures are Send
     Ok(())
+}
+
+/// "Testing code that uses a client": its test runs with this crate's.
+#[rustfmt::skip]
+#[allow(dead_code, unreachable_pub)]
+mod testing {
+use super::{NewOrder, Order};
+
+use std::sync::Arc;
+
+use feign_core::{feign_client, http::StatusCode, Error};
+
+#[feign_client("order-service", url = "http://127.0.0.1:8080")]
+pub trait OrderService {
+    #[get("/orders/{id}")]
+    async fn get_order(&self, #[path] id: u64) -> Result<Option<Order>, Error>;
+
+    #[post("/orders")]
+    async fn create(&self, #[body] order: &NewOrder) -> Result<Order, Error>;
+}
+
+/// The code under test: it knows only the trait. A create refused with 503 is tried again.
+async fn reorder(orders: Arc<dyn OrderService>, id: u64) -> Result<Option<Order>, Error> {
+    let Some(past) = orders.get_order(id).await? else { return Ok(None) };
+    let again = NewOrder { item: format!("again-{}", past.id) };
+    match orders.create(&again).await {
+        Err(e) if e.status() == Some(StatusCode::SERVICE_UNAVAILABLE) => orders.create(&again).await.map(Some),
+        placed => placed.map(Some),
+    }
+}
+
+#[tokio::test]
+async fn a_refused_reorder_is_tried_once_more() {
+    let orders = OrderServiceDouble::new();              // generated beside OrderServiceClient
+    orders.on_get_order().when(|id| *id == 7).returns(Some(Order { id: 7 }));
+    orders.on_get_order().returns(None);                 // the first matching rule answers
+    orders.on_create().times(1).fails_with_status(StatusCode::SERVICE_UNAVAILABLE);
+    orders.on_create().answers(|order| Ok(Order { id: order.item.len() as u64 }));
+
+    let placed = reorder(Arc::new(orders.clone()), 7).await.unwrap();
+    assert_eq!(placed.map(|order| order.id), Some(7));   // "again-7"
+    assert_eq!(reorder(Arc::new(orders.clone()), 8).await.unwrap(), None);
+
+    assert_eq!(orders.on_create().calls(), 2);
+    assert_eq!(orders.on_get_order().arguments(), [7, 8]); // kept when owned and Clone
+    assert_eq!(orders.on_create().argument_texts()[0], r#"NewOrder { item: "again-7" }"#);
+    orders.verify().unwrap();                            // every times(n) rule was used up
+}
 }
 
 /// "Streaming and typed responses".

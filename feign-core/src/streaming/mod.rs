@@ -85,6 +85,12 @@ impl StreamingResponse {
         StreamingResponse::with_state(status, headers, body, read_timeout)
     }
 
+    /// A response whose body is `body`, already whole: what a fallback or a test double
+    /// answers with, or a transport that buffered the body.
+    pub fn from_bytes(status: StatusCode, headers: HeaderMap, body: Bytes) -> StreamingResponse {
+        StreamingResponse::buffered(status, headers, body)
+    }
+
     /// A response whose body was already read whole.
     pub(crate) fn buffered(status: StatusCode, headers: HeaderMap, body: Bytes) -> Self {
         StreamingResponse::with_state(status, headers, State::Buffered(body), Duration::MAX)

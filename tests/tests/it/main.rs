@@ -22,3 +22,4 @@ mod resilience_adaptive;
 mod resilience_breaker;
 mod resilience_bulkhead;
 mod resilience_fallback;
+mod test_double;
