@@ -205,10 +205,12 @@ fn generate(client: &Client<'_>) -> TokenStream {
         let http = method.http.as_ref()?;
         Some(method_impl(client, method, http, &krate))
     });
+    let openapi = crate::openapi::client_openapi(client, &krate, &client_ident, &meta);
     quote! {
         #user_trait
         #client_type
         #client_trait
+        #openapi
 
         #[#krate::__private::async_trait]
         #[automatically_derived]

@@ -15,6 +15,7 @@ mod ctxt;
 mod expand;
 mod fallback;
 mod header;
+mod openapi;
 mod template;
 mod ty;
 mod valid;
