@@ -248,7 +248,7 @@
 //!
 //! | Feature | Default | What it does |
 //! |---|---|---|
-//! | `openapi` | off | `{Trait}Client::openapi()`: the client's OpenAPI 3.1 document, with the JSON Schema of each type that implements `schemars::JsonSchema`; [`openapi::compare`] against a server's spec (see [`openapi`]) |
+//! | `openapi` | off | `{Trait}Client::openapi()`: the client's OpenAPI 3.1 document, with the JSON Schema of each type that implements `schemars::JsonSchema`; `openapi::compare` against a server's spec (see the `openapi` module) |
 //! | `config` | on | [`Builder::config`]: OpenFeign's Spring properties (`spring.cloud.openfeign.client.config.*`, `feign.client.config.*`, `spring.cloud.openfeign.circuitbreaker.*`, `resilience4j.circuitbreaker.*`, `resilience4j.bulkhead.*`) from `application.yml`, `application.properties` and the environment, through [`config`] (the feign-config crate) |
 //!
 //! TLS is always rustls (ring), and gzip responses are always decoded. [`Builder::tls`],

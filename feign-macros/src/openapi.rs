@@ -36,7 +36,7 @@ pub(crate) fn client_openapi(
             impl #client_ident {
                 #[doc = #fn_doc]
                 #[allow(dead_code)]
-                #vis fn openapi() -> #krate::openapi::OpenApi {
+                #vis fn openapi() -> #p::OpenApi {
                     #[allow(unused_imports)]
                     use #p::{ViaJsonSchema as _, ViaOpen as _};
                     static TARGET: #krate::__private::ClientMeta = #meta;
