@@ -8,7 +8,7 @@
 //! (`()` is a `204`; `Option<T>` adds a `404`). A type that implements
 //! [`schemars::JsonSchema`] is described by its JSON Schema 2020-12, named types under
 //! `components/schemas`; any other type gets an open schema that names it. The responses an
-//! [`ErrorDecoder`](crate::ErrorDecoder) declares are added with [`OpenApi::error_decoder`].
+//! [`ErrorDecoder`] declares are added with [`OpenApi::error_decoder`].
 //!
 //! [`compare`] holds the document against the spec a server publishes and lists every
 //! [`Mismatch`]: an operation the server does not have, a parameter it does not take or takes
