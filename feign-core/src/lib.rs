@@ -248,6 +248,7 @@
 //!
 //! | Feature | Default | What it does |
 //! |---|---|---|
+//! | `openapi` | off | `{Trait}Client::openapi()`: the client's OpenAPI 3.1 document, with the JSON Schema of each type that implements `schemars::JsonSchema`; `openapi::compare` against a server's spec (see the `openapi` module) |
 //! | `config` | on | [`Builder::config`]: OpenFeign's Spring properties (`spring.cloud.openfeign.client.config.*`, `feign.client.config.*`, `spring.cloud.openfeign.circuitbreaker.*`, `resilience4j.circuitbreaker.*`, `resilience4j.bulkhead.*`) from `application.yml`, `application.properties` and the environment, through [`config`] (the feign-config crate) |
 //! | `test-double` | off | [`double`]: a `{Trait}Double` beside every `{Trait}Client`, an implementation of the trait answering by the rules a test sets and recording the calls; enable it in `[dev-dependencies]` |
 //!
@@ -289,6 +290,8 @@ mod interceptor;
 mod log;
 mod meta;
 pub mod multipart;
+#[cfg(feature = "openapi")]
+pub mod openapi;
 mod options;
 mod pipeline;
 mod redact;

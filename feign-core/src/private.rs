@@ -138,6 +138,35 @@ pub use crate::__feign_if_test_double as if_test_double;
 pub use async_trait::async_trait;
 pub use std::sync::Arc;
 
+pub use crate::__feign_if_openapi as if_openapi;
+
+/// Expands its input only when feign-core's `openapi` feature is on: the macro cannot see the
+/// features of the crates it expands in, so it wraps `{Trait}Client::openapi()` in this.
+#[cfg(feature = "openapi")]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __feign_if_openapi {
+    ($($item:tt)*) => { $($item)* };
+}
+
+/// Expands its input only when feign-core's `openapi` feature is on (here it is off).
+#[cfg(not(feature = "openapi"))]
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __feign_if_openapi {
+    ($($item:tt)*) => {};
+}
+
+/// What `{Trait}Client::openapi()` is made of.
+#[cfg(feature = "openapi")]
+pub mod openapi {
+    pub use crate::openapi::operation::{Body, Content, Location, Operation, Param, Part, Success};
+    pub use crate::openapi::schema::{
+        binaries, binary, text, unnamed, SchemaFn, SchemaOf, ViaJsonSchema, ViaOpen,
+    };
+    pub use crate::openapi::OpenApi;
+}
+
 pub use crate::meta::{ClientMeta, HttpMethod, MethodMeta, MethodOptions, PathPart};
 pub use crate::pipeline::{Core, HeaderMapArg, HeaderPart, RequestArgs};
 

@@ -206,11 +206,13 @@ fn generate(client: &Client<'_>) -> TokenStream {
         Some(method_impl(client, method, http, &krate))
     });
     let double = crate::double::expand(client, &krate);
+    let openapi = crate::openapi::client_openapi(client, &krate, &client_ident, &meta);
     quote! {
         #user_trait
         #client_type
         #client_trait
         #double
+        #openapi
 
         #[#krate::__private::async_trait]
         #[automatically_derived]

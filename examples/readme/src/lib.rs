@@ -325,6 +325,34 @@ pub trait Search {
 }
 }
 
+/// "OpenAPI documents and contract checks".
+#[rustfmt::skip]
+#[allow(dead_code, unreachable_pub)]
+pub fn openapi() -> Outcome {
+use feign_core::openapi::compare;
+use feign_core::{feign_client, Error};
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+pub struct Invoice { pub id: u64, pub total_cents: i64 }
+
+#[feign_client("billing", path = "/api")]
+pub trait Billing {
+    /// One invoice; `None` when there is none.
+    #[get("/invoices/{id}")]
+    async fn invoice(&self, #[path] id: u64) -> Result<Option<Invoice>, Error>;
+}
+
+let document = BillingClient::openapi()
+    .error_decoder(&MyErrorDecoder)       // adds the responses it declares
+    .to_json();
+let server: serde_json::Value = serde_json::from_str(&std::fs::read_to_string("billing-api.json")?)?;
+for mismatch in compare(&document, &server)? {
+    // GET /api/invoices/{id}, response 200 body .total_cents: the client has integer, the server string
+    eprintln!("{mismatch}");
+}
+    Ok(())
+}
+
 /// "Compression".
 #[rustfmt::skip]
 #[allow(unused_variables)]

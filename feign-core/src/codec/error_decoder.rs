@@ -19,6 +19,15 @@ use crate::{Error, Response};
 pub trait ErrorDecoder: Send + Sync + 'static {
     /// Makes the error for `response` of the call `method_key`.
     fn decode(&self, method_key: &str, response: Response) -> Error;
+
+    /// The error responses this decoder expects from the call `method_key` (`Trait#method`),
+    /// for the client's OpenAPI document ([`OpenApi::error_decoder`](crate::openapi::OpenApi::error_decoder)).
+    /// None by default.
+    #[cfg(feature = "openapi")]
+    fn declared_responses(&self, method_key: &str) -> Vec<crate::openapi::ErrorResponse> {
+        let _ = method_key;
+        Vec::new()
+    }
 }
 
 /// Keeps status, headers and at most 8 KiB of body, and parses `Retry-After`.

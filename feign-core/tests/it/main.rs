@@ -16,6 +16,8 @@ mod entity;
 mod formats;
 mod multipart;
 mod observability;
+#[cfg(feature = "openapi")]
+mod openapi;
 mod pipeline;
 mod proptest_encoding;
 mod proptest_headers;
