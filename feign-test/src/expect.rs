@@ -1,11 +1,12 @@
 //! Expectations: how many requests of a kind a test expects, checked by `verify`.
 
 use std::fmt;
+use std::sync::Mutex;
 
 use crate::matcher::Matcher;
 use crate::report;
 use crate::request::RecordedRequest;
-use crate::state::{lock, State};
+use crate::sync::lock;
 
 /// How many matching requests an expectation wants.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -36,31 +37,57 @@ impl fmt::Display for Count {
 }
 
 /// One expectation as the server keeps it.
-pub(crate) struct Expected {
+struct Expected {
     matcher: Matcher,
     count: Count,
+}
+
+/// A server's expectations, in the order they were added.
+#[derive(Default)]
+pub(crate) struct Expectations(Mutex<Vec<Expected>>);
+
+impl Expectations {
+    /// Forgets every expectation.
+    pub(crate) fn clear(&self) {
+        lock(&self.0).clear();
+    }
+}
+
+/// What a server found wrong on its own (invalid replies), for `verify` to report.
+#[derive(Default)]
+pub(crate) struct Problems(Mutex<Vec<String>>);
+
+impl Problems {
+    /// Notes a problem.
+    pub(crate) fn note(&self, problem: String) {
+        lock(&self.0).push(problem);
+    }
+
+    /// Forgets every problem.
+    pub(crate) fn clear(&self) {
+        lock(&self.0).clear();
+    }
 }
 
 /// An expectation [`RecordingServer::expect`](crate::RecordingServer::expect) added: at least
 /// one matching request unless one of these methods says otherwise.
 /// [`verify`](crate::RecordingServer::verify) checks it.
-#[derive(Debug)]
 pub struct Expectation<'a> {
-    state: &'a State,
+    expectations: &'a Expectations,
     index: usize,
 }
 
 impl<'a> Expectation<'a> {
     /// Adds an expectation of at least one request matching `matcher`.
-    pub(crate) fn add(state: &'a State, matcher: Matcher) -> Self {
-        let mut expectations = lock(&state.expectations);
-        expectations.push(Expected {
+    pub(crate) fn add(expectations: &'a Expectations, matcher: Matcher) -> Self {
+        let mut list = lock(&expectations.0);
+        list.push(Expected {
             matcher,
             count: Count::AtLeast(1),
         });
         Expectation {
-            state,
-            index: expectations.len() - 1,
+            expectations,
+            index: list.len() - 1,
         }
     }
 
@@ -80,28 +107,44 @@ impl<'a> Expectation<'a> {
     }
 
     fn set(self, count: Count) {
-        if let Some(expected) = lock(&self.state.expectations).get_mut(self.index) {
+        if let Some(expected) = lock(&self.expectations.0).get_mut(self.index) {
             expected.count = count;
         }
     }
 }
 
+impl fmt::Debug for Expectation<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let list = lock(&self.expectations.0);
+        let mut shown = f.debug_struct("Expectation");
+        if let Some(expected) = list.get(self.index) {
+            shown
+                .field("matcher", &expected.matcher.to_string())
+                .field("count", &expected.count.to_string());
+        }
+        shown.finish()
+    }
+}
+
 /// Every expectation not met and every problem noted, with what was received; `None` when
 /// there is nothing to report.
-pub(crate) fn failures(state: &State) -> Option<String> {
-    let received = state.recording.all();
-    let mut failures: Vec<String> = lock(&state.expectations)
+pub(crate) fn failures(
+    received: &[RecordedRequest],
+    expectations: &Expectations,
+    problems: &Problems,
+) -> Option<String> {
+    let mut failures: Vec<String> = lock(&expectations.0)
         .iter()
-        .filter_map(|expected| unmet(expected, &received))
+        .filter_map(|expected| unmet(expected, received))
         .collect();
-    failures.extend(state.problems());
+    failures.extend(lock(&problems.0).iter().cloned());
     if failures.is_empty() {
         return None;
     }
     Some(format!(
         "feign-test: {}{}",
         failures.join("\n  "),
-        report::listing(&received, None)
+        report::listing(received, None)
     ))
 }
 

@@ -5,7 +5,8 @@ use std::fmt;
 use bytes::Bytes;
 use http::{HeaderName, HeaderValue};
 
-use crate::request::{BodyShown, RecordedRequest};
+use crate::request::RecordedRequest;
+use crate::shown::BodyShown;
 
 /// A description of requests: a method, a path, query pairs, headers, a body. A request
 /// matches when every part given matches; a part not given matches anything.

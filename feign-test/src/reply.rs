@@ -8,7 +8,7 @@ use http::header::CONTENT_TYPE;
 use http::{HeaderMap, HeaderName, HeaderValue, StatusCode};
 use serde::Serialize;
 
-use crate::request::BodyShown;
+use crate::shown::BodyShown;
 
 /// An answer a recording server gives: a status, headers and a body, or a [`Fault`]; either
 /// after an optional [`delay`](Reply::delay).

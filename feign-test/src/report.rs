@@ -3,7 +3,8 @@
 use std::fmt::Write;
 
 use crate::matcher::Matcher;
-use crate::request::{BodyShown, RecordedRequest};
+use crate::request::RecordedRequest;
+use crate::shown::BodyShown;
 
 /// The requests, numbered, each with its headers and body, and, given a matcher, why each one
 /// does not match it. Starts with a line break.

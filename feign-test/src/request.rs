@@ -1,14 +1,12 @@
-//! What a recording server received: each request whole, and the list they are kept in.
+//! A request as a recording server received it.
 
 use std::fmt;
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use bytes::Bytes;
 use http::{HeaderMap, Method};
 use serde::de::DeserializeOwned;
 
-/// How much of a body `Debug` shows before it stops.
-const BODY_SHOWN: usize = 1024;
+use crate::shown::BodyShown;
 
 /// One request as the server received it: nothing normalized, nothing dropped.
 ///
@@ -126,78 +124,5 @@ impl fmt::Debug for RecordedRequest {
             .field("headers", &feign_core::redact_headers(&self.headers))
             .field("body", &BodyShown(&self.body))
             .finish_non_exhaustive()
-    }
-}
-
-/// A body as a failure message shows it: text up to [`BODY_SHOWN`] bytes, or its size.
-pub(crate) struct BodyShown<'a>(pub(crate) &'a [u8]);
-
-impl fmt::Debug for BodyShown<'_> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let body = self.0;
-        if body.is_empty() {
-            return f.write_str("(empty)");
-        }
-        let shown = &body[..body.len().min(BODY_SHOWN)];
-        match std::str::from_utf8(shown) {
-            Ok(text) if shown.len() == body.len() => write!(f, "{text:?}"),
-            Ok(text) => write!(f, "{text:?}... ({} bytes)", body.len()),
-            Err(_) => write!(f, "({} bytes, not UTF-8)", body.len()),
-        }
-    }
-}
-
-/// Every request a server received, oldest first. A handle: clones share the list, so a
-/// closure or another task can read what the server records.
-#[derive(Clone, Debug, Default)]
-pub struct Recording(Arc<Mutex<Vec<RecordedRequest>>>);
-
-impl Recording {
-    /// Adds `request` at the end: for servers of one's own.
-    pub fn push(&self, request: RecordedRequest) {
-        self.lock().push(request);
-    }
-
-    /// Every request received so far, oldest first.
-    pub fn all(&self) -> Vec<RecordedRequest> {
-        self.lock().clone()
-    }
-
-    /// How many requests were received.
-    pub fn len(&self) -> usize {
-        self.lock().len()
-    }
-
-    /// Whether no request was received.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
-    /// The only request received.
-    ///
-    /// # Panics
-    ///
-    /// When there were none or several: the message lists them.
-    pub fn only(&self) -> RecordedRequest {
-        let all = self.all();
-        match <[RecordedRequest; 1]>::try_from(all) {
-            Ok([one]) => one,
-            Err(all) => panic!(
-                "feign-test: expected exactly one request, received {}{}",
-                all.len(),
-                crate::report::listing(&all, None)
-            ),
-        }
-    }
-
-    /// Forgets every request received so far.
-    pub fn clear(&self) {
-        self.lock().clear();
-    }
-
-    /// The list; a test that panicked while holding it left nothing half-written, so a
-    /// poisoned lock is used as is.
-    fn lock(&self) -> MutexGuard<'_, Vec<RecordedRequest>> {
-        self.0.lock().unwrap_or_else(PoisonError::into_inner)
     }
 }

@@ -1,15 +1,16 @@
 //! A server's scripts: which reply each request gets.
 
 use std::future::Future;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use futures_util::future::BoxFuture;
 use futures_util::FutureExt;
 
+use crate::expect::Problems;
 use crate::matcher::Matcher;
 use crate::reply::Reply;
 use crate::request::RecordedRequest;
-use crate::state::State;
+use crate::sync::lock;
 
 /// A reply computed from the request, possibly after awaiting something.
 pub(crate) type ReplyFn = Arc<dyn Fn(RecordedRequest) -> BoxFuture<'static, Reply> + Send + Sync>;
@@ -23,10 +24,34 @@ pub(crate) enum Responder {
 }
 
 /// A matcher and its replies, with how many requests it answered.
-pub(crate) struct Script {
-    pub(crate) matcher: Matcher,
-    pub(crate) responder: Responder,
-    pub(crate) answered: usize,
+struct Script {
+    matcher: Matcher,
+    responder: Responder,
+    answered: usize,
+}
+
+/// A server's scripts, oldest first.
+#[derive(Default)]
+pub(crate) struct Scripts(Mutex<Vec<Script>>);
+
+impl Scripts {
+    /// What the newest script matching `request` answers it with, if one matches.
+    pub(crate) fn pick(&self, request: &RecordedRequest) -> Option<Pick> {
+        lock(&self.0)
+            .iter_mut()
+            .rev()
+            .find(|script| script.matcher.matches(request))
+            .map(Script::pick)
+    }
+
+    /// Forgets every script.
+    pub(crate) fn clear(&self) {
+        lock(&self.0).clear();
+    }
+
+    fn add(&self, script: Script) {
+        lock(&self.0).push(script);
+    }
 }
 
 /// What a script will answer one request with, taken while the scripts are locked and run
@@ -38,7 +63,7 @@ pub(crate) enum Pick {
 
 impl Script {
     /// The reply for the next request this script matches; counts it as answered.
-    pub(crate) fn pick(&mut self) -> Pick {
+    fn pick(&mut self) -> Pick {
         let turn = self.answered;
         self.answered += 1;
         match &self.responder {
@@ -61,13 +86,18 @@ impl Script {
 /// replaces an earlier one, so a test can change a server's answers as it goes.
 #[must_use = "a script answers nothing until one of its `respond` methods is called"]
 pub struct ScriptBuilder<'a> {
-    state: &'a State,
+    scripts: &'a Scripts,
+    problems: &'a Problems,
     matcher: Matcher,
 }
 
 impl<'a> ScriptBuilder<'a> {
-    pub(crate) fn new(state: &'a State, matcher: Matcher) -> Self {
-        ScriptBuilder { state, matcher }
+    pub(crate) fn new(scripts: &'a Scripts, problems: &'a Problems, matcher: Matcher) -> Self {
+        ScriptBuilder {
+            scripts,
+            problems,
+            matcher,
+        }
     }
 
     /// Answers every matching request with `reply`.
@@ -82,8 +112,8 @@ impl<'a> ScriptBuilder<'a> {
         let replies: Vec<Reply> = replies.into_iter().collect();
         for reply in &replies {
             if let Some(reason) = reply.invalid_reason() {
-                self.state
-                    .problem(format!("a reply for {} is invalid: {reason}", self.matcher));
+                self.problems
+                    .note(format!("a reply for {} is invalid: {reason}", self.matcher));
             }
         }
         self.mount(Responder::InOrder(replies));
@@ -110,7 +140,7 @@ impl<'a> ScriptBuilder<'a> {
     }
 
     fn mount(self, responder: Responder) {
-        self.state.add_script(Script {
+        self.scripts.add(Script {
             matcher: self.matcher,
             responder,
             answered: 0,

@@ -11,9 +11,10 @@ use tokio::task::JoinHandle;
 use crate::conn;
 use crate::expect::{self, Expectation};
 use crate::matcher::Matcher;
+use crate::recording::Recording;
 use crate::reply::Reply;
 use crate::report;
-use crate::request::{RecordedRequest, Recording};
+use crate::request::RecordedRequest;
 use crate::script::ScriptBuilder;
 use crate::state::State;
 
@@ -95,14 +96,15 @@ impl RecordingServer {
     /// # }
     /// ```
     pub fn on(&self, matcher: Matcher) -> ScriptBuilder<'_> {
-        ScriptBuilder::new(&self.state, matcher)
+        ScriptBuilder::new(&self.state.scripts, &self.state.problems, matcher)
     }
 
     /// The reply to requests no script matches, instead of the default 404 naming the request.
     pub fn otherwise(&self, reply: Reply) {
         if let Some(reason) = reply.invalid_reason() {
             self.state
-                .problem(format!("the default reply is invalid: {reason}"));
+                .problems
+                .note(format!("the default reply is invalid: {reason}"));
         }
         self.state.set_otherwise(reply);
     }
@@ -110,7 +112,7 @@ impl RecordingServer {
     /// Expects requests matching `matcher`: at least one unless the returned
     /// [`Expectation`] says how many. [`verify`](Self::verify) checks.
     pub fn expect(&self, matcher: Matcher) -> Expectation<'_> {
-        Expectation::add(&self.state, matcher)
+        Expectation::add(&self.state.expectations, matcher)
     }
 
     /// Checks every expectation, and that every reply the server had to send was valid.
@@ -120,7 +122,10 @@ impl RecordingServer {
     /// When one is not met: the message names each, and lists every request received with
     /// its headers (secrets hidden) and body.
     pub fn verify(&self) {
-        if let Some(failures) = expect::failures(&self.state) {
+        let received = self.requests();
+        if let Some(failures) =
+            expect::failures(&received, &self.state.expectations, &self.state.problems)
+        {
             panic!("{failures}");
         }
     }

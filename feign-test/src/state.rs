@@ -3,45 +3,32 @@
 
 use std::fmt;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::sync::Mutex;
 
-use crate::expect::Expected;
+use crate::expect::{Expectations, Problems};
+use crate::recording::Recording;
 use crate::reply::Reply;
-use crate::request::{RecordedRequest, Recording};
-use crate::script::{Pick, Script};
+use crate::request::RecordedRequest;
+use crate::script::{Pick, Scripts};
+use crate::sync::lock;
 
 /// One server's shared state.
 #[derive(Default)]
 pub(crate) struct State {
     pub(crate) recording: Recording,
-    scripts: Mutex<Vec<Script>>,
-    pub(crate) expectations: Mutex<Vec<Expected>>,
+    pub(crate) scripts: Scripts,
+    pub(crate) expectations: Expectations,
+    pub(crate) problems: Problems,
     otherwise: Mutex<Option<Reply>>,
-    problems: Mutex<Vec<String>>,
     connections: AtomicUsize,
 }
 
-/// A lock whose holder panicked is used as is: every change under these locks is one push or
-/// one assignment, never left half-made.
-pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(PoisonError::into_inner)
-}
-
 impl State {
-    pub(crate) fn add_script(&self, script: Script) {
-        lock(&self.scripts).push(script);
-    }
-
     /// Records `request` and returns the reply it gets: the newest matching script's, else the
-    /// default.
+    /// default. An invalid reply becomes a 500 naming what is wrong, and a problem to report.
     pub(crate) async fn answer(&self, request: RecordedRequest) -> Reply {
         self.recording.push(request.clone());
-        let pick = lock(&self.scripts)
-            .iter_mut()
-            .rev()
-            .find(|script| script.matcher.matches(&request))
-            .map(Script::pick);
-        let reply = match pick {
+        let reply = match self.scripts.pick(&request) {
             Some(Pick::Ready(reply)) => reply,
             Some(Pick::Later(reply)) => reply(request.clone()).await,
             None => self.otherwise(&request),
@@ -49,7 +36,7 @@ impl State {
         match reply.invalid_reason() {
             Some(reason) => {
                 let text = format!("feign-test: the reply to {request} is invalid: {reason}");
-                self.problem(text.clone());
+                self.problems.note(text.clone());
                 Reply::status(500).text(text)
             }
             None => reply,
@@ -67,15 +54,6 @@ impl State {
         *lock(&self.otherwise) = Some(reply);
     }
 
-    /// Notes something `verify` must report.
-    pub(crate) fn problem(&self, problem: String) {
-        lock(&self.problems).push(problem);
-    }
-
-    pub(crate) fn problems(&self) -> Vec<String> {
-        lock(&self.problems).clone()
-    }
-
     pub(crate) fn connection_accepted(&self) {
         self.connections.fetch_add(1, Ordering::Relaxed);
     }
@@ -86,10 +64,10 @@ impl State {
 
     /// Forgets the scripts, expectations, default reply, problems and requests.
     pub(crate) fn reset(&self) {
-        lock(&self.scripts).clear();
-        lock(&self.expectations).clear();
+        self.scripts.clear();
+        self.expectations.clear();
         *lock(&self.otherwise) = None;
-        lock(&self.problems).clear();
+        self.problems.clear();
         self.recording.clear();
     }
 }
