@@ -337,7 +337,10 @@ pub use interceptor::{
 };
 pub use options::{LogLevel, Options};
 pub use pipeline::CallRequest;
-pub use redact::{split_userinfo, url as redact_url, Credentials};
+pub use redact::{
+    headers as redact_headers, is_sensitive as is_sensitive_header, split_userinfo,
+    url as redact_url, Credentials,
+};
 pub use resilience::{
     classifier_fn, AdaptiveLimitConfig, BreakerScope, BulkheadConfig, CircuitBreakerConfig,
     CircuitState, Classification, ClassifierFn, DefaultClassifier, FailureClassifier,

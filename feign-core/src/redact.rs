@@ -150,13 +150,24 @@ impl Userinfo {
     }
 }
 
-/// Formats a header map with sensitive values replaced by `***`.
-pub(crate) fn headers(headers: &HeaderMap) -> impl fmt::Debug + '_ {
+/// Formats a header map as it may be shown: the values of `Authorization`,
+/// `Proxy-Authorization`, `Cookie`, `Set-Cookie` and of any value marked sensitive replaced by
+/// `***`.
+///
+/// ```
+/// let mut headers = http::HeaderMap::new();
+/// headers.insert("authorization", "Bearer s3cret".parse().unwrap());
+/// headers.insert("x-tenant", "acme".parse().unwrap());
+/// let shown = format!("{:?}", feign_core::redact_headers(&headers));
+/// assert_eq!(shown, r#"{"authorization": ***, "x-tenant": "acme"}"#);
+/// ```
+pub fn headers(headers: &HeaderMap) -> impl fmt::Debug + '_ {
     RedactedHeaders(headers)
 }
 
-/// True when a header must never be shown.
-pub(crate) fn is_sensitive(name: &HeaderName, value: &HeaderValue) -> bool {
+/// True when a header must never be shown: its name is `Authorization`,
+/// `Proxy-Authorization`, `Cookie` or `Set-Cookie`, or the value is marked sensitive.
+pub fn is_sensitive(name: &HeaderName, value: &HeaderValue) -> bool {
     value.is_sensitive()
         || *name == AUTHORIZATION
         || *name == PROXY_AUTHORIZATION

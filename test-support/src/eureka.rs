@@ -316,7 +316,7 @@ async fn handle(
     req: Request<Incoming>,
 ) -> Result<Response<Full<Bytes>>, std::io::Error> {
     let (parts, body) = req.into_parts();
-    let recorded = requests.record(&parts, body).await;
+    let recorded = crate::server::record(&requests, &parts, body).await;
     let accepts_gzip = recorded
         .header("accept-encoding")
         .is_some_and(|v| v.contains("gzip"));

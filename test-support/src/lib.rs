@@ -8,7 +8,7 @@
 //! | module | what it holds |
 //! |---|---|
 //! | [`backend`] | [`Backend`](backend::Backend), a server that answers, fails, hangs or dies on demand, and a client through `feign_lb` |
-//! | [`server`] | [`Server`], a recording HTTP/1 server in front of an axum router; [`serve`] and [`recording_server`] |
+//! | [`server`] | [`Server`], a recording HTTP/1 server in front of an axum router; [`serve`]; [`recording_server`], feign-test's `RecordingServer` answering through a closure; [`Recorded`] and [`Recorder`], feign-test's `RecordedRequest` and `Recording` |
 //! | [`eureka`] | [`FakeEureka`](eureka::FakeEureka), a Eureka-speaking server that can drop connections, hang or fail, and [`instance`](eureka::instance) |
 //! | [`raw`] | [`RawServer`], a TCP server writing exact bytes, for malformed responses |
 //! | [`net`] | [`closed_port_url`], a loopback URL where nothing listens, and [`free_port`] |
@@ -43,6 +43,7 @@ pub mod tls;
 pub use calls::{calls_service, mode_echo, Calls, CallsClient, CallsService};
 pub use cases::proptest_cases;
 pub use errors::error_chain;
+pub use feign_test::{Fault, Fleet, Matcher, RecordingServer, Reply};
 pub use fs::TempDir;
 pub use loaded::{loaded_service, LoadedService};
 pub use log::Captured;

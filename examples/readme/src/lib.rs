@@ -1,8 +1,8 @@
 //! Every Rust block of the README, verbatim, each in a function of its own after what it takes
 //! for granted (types, a balancer), so that `cargo build -p readme-snippets` checks that the
-//! README's examples compile. Nothing here runs; `tests/verbatim.rs` checks that each README
-//! block appears here unchanged. The functions are `#[rustfmt::skip]` so the blocks keep the
-//! README's layout.
+//! README's examples compile. Nothing here runs but the README's one test; `tests/verbatim.rs`
+//! checks that each README block appears here unchanged. The functions are `#[rustfmt::skip]`
+//! so the blocks keep the README's layout.
 
 use std::error::Error as StdError;
 use std::sync::Arc;
@@ -515,4 +515,46 @@ let orders = OrderServiceClient::builder()
     .hedging(HedgingConfig::after(Duration::from_millis(50))) // .max_hedges(n): default 1
     .build()?;
     Ok(())
+}
+
+/// "Testing a client against a recording server": a test that also runs under
+/// `cargo test -p readme-snippets`.
+#[rustfmt::skip]
+#[allow(dead_code, unused_imports, unreachable_pub)]    // used by the test alone
+mod recording_server {
+    use super::Order;
+
+use std::time::Duration;
+
+use feign_core::{feign_client, Error, Options, Retryer};
+use feign_test::{Fault, Matcher, RecordingServer, Reply};
+
+#[feign_client("order-service")]
+#[headers("Accept: application/json")]
+trait Orders {
+    #[get("/orders/{id}")]
+    async fn get_order(&self, #[path] id: u64, #[query] expand: &str) -> Result<Order, Error>;
+}
+
+#[tokio::test]
+async fn get_order_retries_a_503_and_times_out_a_hang() {
+    let server = RecordingServer::start().await;                    // 127.0.0.1:0
+    server
+        .on(Matcher::get("/orders/42").query("expand", "items"))
+        .respond_in_order([Reply::status(503), Reply::ok().json(&Order { id: 42 })]);
+    server.on(Matcher::get("/orders/7")).respond(Reply::fault(Fault::Hang));
+    server.expect(Matcher::get("/orders/42").header("accept", "application/json")).times(2);
+
+    let orders = OrdersClient::builder()
+        .url(server.url())
+        .retryer(Retryer::default().period(Duration::from_millis(5)).max_attempts(2))
+        .options(Options::new().read_timeout(Duration::from_millis(200)))
+        .build()
+        .unwrap();
+
+    assert_eq!(orders.get_order(42, "items").await.unwrap().id, 42);
+    assert!(orders.get_order(7, "items").await.unwrap_err().is_timeout());
+    server.verify();            // on failure: every request received, and how each differs
+    assert_eq!(server.requests()[0].target, "/orders/42?expand=items");
+}
 }
