@@ -17,11 +17,19 @@ use crate::{relaxed, ConfigError};
 /// names and resolve `${key}` / `${key:default}` placeholders.
 ///
 /// `Debug` lists the sources, never a value.
-#[derive(Clone, Default)]
+/// Two are equal when they hold the same properties from the same sources in the same order.
+#[derive(Clone, Default, PartialEq, Eq)]
 pub struct Config {
     /// In the order read; later entries override earlier ones.
     entries: Vec<Entry>,
 }
+
+/// The files Spring Boot reads from a directory, in order.
+pub(crate) const APPLICATION_FILES: [&str; 3] = [
+    "application.yml",
+    "application.yaml",
+    "application.properties",
+];
 
 /// How deep placeholders may refer to placeholders.
 const MAX_PLACEHOLDER_DEPTH: usize = 8;
@@ -46,11 +54,7 @@ impl Config {
     pub fn load_from(dir: impl AsRef<Path>) -> Result<Self, ConfigError> {
         let dir = dir.as_ref();
         let mut config = Config::new();
-        for name in [
-            "application.yml",
-            "application.yaml",
-            "application.properties",
-        ] {
+        for name in APPLICATION_FILES {
             let path = dir.join(name);
             if path.is_file() {
                 config = config.with_file(path)?;
@@ -84,11 +88,16 @@ impl Config {
         let origin = path.display().to_string();
         let text = std::fs::read_to_string(path)
             .map_err(|e| ConfigError::source(&origin, e.to_string()))?;
-        let layer = match path.extension().and_then(|e| e.to_str()) {
-            Some("yml" | "yaml") => Config::from_yaml_str(&text, &origin)?,
-            _ => Config::from_properties_str(&text, &origin)?,
-        };
-        Ok(self.with(layer))
+        Ok(self.with(Config::from_file_text(path, &text)?))
+    }
+
+    /// The text of the file at `path`: YAML for `.yml` / `.yaml`, properties otherwise.
+    pub(crate) fn from_file_text(path: &Path, text: &str) -> Result<Self, ConfigError> {
+        let origin = path.display().to_string();
+        match path.extension().and_then(|e| e.to_str()) {
+            Some("yml" | "yaml") => Config::from_yaml_str(text, &origin),
+            _ => Config::from_properties_str(text, &origin),
+        }
     }
 
     /// Adds `other` over these properties.
@@ -180,6 +189,23 @@ impl Config {
             .into_values()
             .map(|entry| self.resolved(entry, depth))
             .collect()
+    }
+
+    /// Whether `other` holds the same values under `prefix` as this: the winning value of
+    /// each property (placeholders resolved), whatever source it came from. A section whose
+    /// placeholders do not resolve in either differs. What a live client or balancer compares
+    /// to keep the state of the parts whose properties did not change.
+    pub fn same_section(&self, other: &Config, prefix: &str) -> bool {
+        let values = |config: &Config| -> Option<Vec<(String, String)>> {
+            let properties = config.section(prefix).ok()?;
+            Some(
+                properties
+                    .iter()
+                    .map(|p| (p.name().to_owned(), p.as_str()))
+                    .collect(),
+            )
+        };
+        matches!((values(self), values(other)), (Some(a), Some(b)) if a == b)
     }
 
     /// The names of the maps under `prefix`: for `a.b` with `a.b.x.c` and `a.b.y.d`, `x` and

@@ -28,6 +28,10 @@
 //!   property and which file (or `environment variable NAME`) it came from. Binders call
 //!   [`Property::unknown`] for a key of their section that they do not know: a misspelt key
 //!   is an error at start, never a silent default.
+//! - **Live properties**: [`LiveConfig`] reads the same sources again on
+//!   [`reload`](LiveConfig::reload) or while it [`watch`](LiveConfig::watch)es them, swaps
+//!   the new [`Config`] in whole, and tells its listeners; a file that does not parse keeps
+//!   the previous properties and logs an error naming it.
 //!
 //! ```
 //! use std::time::Duration;
@@ -55,6 +59,7 @@ mod config;
 mod duration;
 mod error;
 mod key;
+mod live;
 mod property;
 mod source;
 
@@ -62,4 +67,5 @@ pub use config::Config;
 pub use duration::DurationUnit;
 pub use error::ConfigError;
 pub use key::relaxed;
+pub use live::{LiveConfig, Watcher};
 pub use property::Property;

@@ -39,7 +39,7 @@ pub(crate) enum Value {
 }
 
 /// One property of one source.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Entry {
     /// The name as written, dotted.
     pub(crate) key: String,

@@ -5,6 +5,8 @@ mod compression_config;
 #[cfg(feature = "config")]
 mod config;
 #[cfg(feature = "config")]
+mod live;
+#[cfg(feature = "config")]
 mod resilience_config;
 mod transport;
 #[cfg(feature = "config")]
@@ -60,6 +62,9 @@ pub struct Builder<C> {
     resilience: crate::resilience::Settings,
     /// TLS, proxies, pool and HTTP version of the built-in transport (`builder/transport.rs`).
     http: crate::HttpClientConfig,
+    /// The live properties the client follows (`builder/live.rs`).
+    #[cfg(feature = "config")]
+    live: Option<feign_config::LiveConfig>,
     client_type: PhantomData<fn() -> C>,
 }
 
@@ -98,6 +103,8 @@ impl<C> Builder<C> {
             default_query: Vec::new(),
             resilience: Default::default(),
             http: Default::default(),
+            #[cfg(feature = "config")]
+            live: None,
             client_type: PhantomData,
         }
     }
@@ -405,6 +412,18 @@ impl<C: ClientTrait> Builder<C> {
 impl<C: FromCore> Builder<C> {
     /// Checks the configuration and builds the client.
     pub fn build(self) -> Result<C, Error> {
+        #[cfg(feature = "config")]
+        if self.live.is_some() {
+            return self.build_live().map(C::from_core);
+        }
+        let (inner, layers) = self.build_inner()?;
+        Ok(C::from_core(Core::new(inner, &layers)))
+    }
+}
+
+impl<C> Builder<C> {
+    /// The checked state of a client, and the layers to wrap around its call.
+    fn build_inner(self) -> Result<(CoreInner, Vec<Wrap>), Error> {
         let meta = self.meta;
         let target = match (self.url.as_deref(), &self.resolver, meta.url) {
             (Some(url), _, _) | (None, None, Some(url)) => fixed_target(url)?,
@@ -498,7 +517,7 @@ impl<C: FromCore> Builder<C> {
             dismiss_404: self.dismiss_404,
             resilience: self.resilience.build(meta)?,
         };
-        Ok(C::from_core(Core::new(inner, &self.layers)))
+        Ok((inner, self.layers))
     }
 }
 

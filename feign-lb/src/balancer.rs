@@ -1,6 +1,8 @@
 //! `LoadBalancer`: the [`feign_core::Resolver`] of clients declared with a service name.
 
 #[cfg(feature = "config")]
+mod live;
+#[cfg(feature = "config")]
 mod properties;
 
 use std::fmt;
@@ -16,6 +18,9 @@ use crate::lifecycle::{Counters, LifecycleHook};
 use crate::service::{ServiceLb, Settings};
 use crate::table::ServiceTable;
 use crate::{InstanceSupplier, RetryConfig, ServiceInstance, Subset, SubsetSupplier};
+
+#[cfg(feature = "config")]
+pub use live::LiveLoadBalancer;
 
 /// Client-side load balancer over instance suppliers: one lock-free, allocation-free pick per
 /// attempt, passive ejection, slow start, and retries across instances under a budget.
@@ -309,6 +314,7 @@ fn clamp_share(share: f64, default: f64) -> f64 {
 /// Builds a [`LoadBalancer`]. Every setting has a safe default; out-of-range values are
 /// clamped, as each setter says.
 #[must_use]
+#[derive(Clone)]
 pub struct Builder {
     /// The settings of every service; unset ones keep the built-in defaults.
     defaults: ServiceConfig,

@@ -141,6 +141,8 @@ mod view;
 #[cfg(feature = "reqwest-middleware")]
 pub use crate::http::LoadBalancedMiddleware;
 pub use crate::http::{LoadBalanced, LoadBalancedLayer};
+#[cfg(feature = "config")]
+pub use balancer::LiveLoadBalancer;
 pub use balancer::{Builder, InstanceState, LoadBalancer, ServiceConfig};
 pub use budget::RetryBudget;
 pub use config::{Ejection, PeakEwma, Policy, SlowStart};

@@ -557,4 +557,22 @@ async fn get_order_retries_a_503_and_times_out_a_hang() {
     server.verify();            // on failure: every request received, and how each differs
     assert_eq!(server.requests()[0].target, "/orders/42?expand=items");
 }
+/// "Live configuration".
+#[rustfmt::skip]
+#[allow(unused_variables)]
+pub fn live_configuration() -> Outcome {
+    use std::time::Duration;
+
+use feign_config::LiveConfig;
+
+let live = LiveConfig::load()?;                     // application.yml, …, then the environment
+let watch = live.watch(Duration::from_secs(2))?;    // polls them; stops when dropped
+let lb = LoadBalancer::builder()
+    .static_lists([("order-service", vec!["http://127.0.0.1:8081"])])
+    .build_live(&live)?;                            // rebuilt when spring.cloud.loadbalancer.* changes
+let orders = OrderServiceClient::builder()
+    .load_balancer(lb)
+    .live_config(&live)                             // refreshed when refresh-enabled is true
+    .build()?;
+    Ok(())
 }

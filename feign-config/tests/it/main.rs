@@ -1,4 +1,5 @@
 //! feign-config's integration tests, one binary, in the layout the other crates share.
 
+mod live;
 mod props;
 mod sources;

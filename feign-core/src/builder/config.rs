@@ -101,6 +101,10 @@ impl<C> Builder<C> {
             for property in config.section(prefix)? {
                 match property.rest().as_str() {
                     "defaultconfig" => default_name = property.as_non_empty()?,
+                    // Read by `Builder::live_config` (`builder/live.rs`).
+                    "refreshenabled" => {
+                        property.as_bool()?;
+                    }
                     rest if rest.starts_with("config.") && rest.matches('.').count() >= 2 => {}
                     _ => return Err(property.unknown()),
                 }

@@ -118,7 +118,8 @@ impl fmt::Debug for CallService {
 pub(crate) type AroundService = BoxCloneSyncService<CallRequest, Response, Error>;
 
 /// One layer, erased: wraps the service built so far.
-pub(crate) type Wrap = Box<dyn Fn(AroundService) -> AroundService + Send + Sync>;
+/// Shared, so a live client rebuilt on new properties layers its call again.
+pub(crate) type Wrap = Arc<dyn Fn(AroundService) -> AroundService + Send + Sync>;
 
 /// Erases `layer` into a [`Wrap`].
 pub(crate) fn wrap<L>(layer: L) -> Wrap
@@ -128,7 +129,7 @@ where
         Service<CallRequest, Response = Response, Error = Error> + Clone + Send + Sync + 'static,
     <L::Service as Service<CallRequest>>::Future: Send + 'static,
 {
-    Box::new(move |service| BoxCloneSyncService::new(layer.layer(service)))
+    Arc::new(move |service| BoxCloneSyncService::new(layer.layer(service)))
 }
 
 /// The call service of `core` under `wraps`, the first added outermost; `None` without layers.

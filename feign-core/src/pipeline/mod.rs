@@ -5,7 +5,8 @@ mod around;
 mod body;
 mod call;
 mod headers;
-
+#[cfg(feature = "config")]
+mod live;
 mod metrics;
 mod observe;
 mod receive;
@@ -33,6 +34,8 @@ use receive::Receive;
 pub use args::{HeaderMapArg, HeaderPart, RequestArgs};
 pub use around::CallRequest;
 pub(crate) use around::{wrap, Wrap};
+#[cfg(feature = "config")]
+pub(crate) use live::LiveCore;
 pub(crate) use validate::{header_name, is_clean_header_value, is_forbidden_header};
 
 /// Runs a call in its span and records its metrics. A macro rather than an `async fn`: another
@@ -84,6 +87,9 @@ macro_rules! observed_run {
 #[derive(Clone)]
 pub struct Core {
     inner: Arc<CoreInner>,
+    /// A live client's current core, which its calls start from; `None`: `inner` is.
+    #[cfg(feature = "config")]
+    live: Option<Arc<LiveCore>>,
 }
 
 /// Where calls go.
@@ -150,7 +156,21 @@ impl Core {
                 inner.around = around::build(core, layers);
                 inner
             }),
+            #[cfg(feature = "config")]
+            live: None,
         }
+    }
+
+    /// The core a call runs on: this one, or a live client's current one, kept in `snapshot`
+    /// for the call's duration.
+    #[inline]
+    fn for_call<'a>(&'a self, snapshot: &'a mut Option<Core>) -> &'a Core {
+        #[cfg(feature = "config")]
+        if let Some(live) = &self.live {
+            return snapshot.insert(live.snapshot());
+        }
+        let _ = snapshot;
+        self
     }
 
     /// Starts the arguments of a call of `meta`.
@@ -171,10 +191,12 @@ impl Core {
     /// Runs the call: a non-2xx response becomes the ErrorDecoder's error.
     pub async fn execute(&self, args: RequestArgs) -> Result<Response, Error> {
         let key = args.meta.key;
-        let result = if self.inner.resilience.guards_calls() {
-            self.guarded(args, false).await
+        let mut snapshot = None;
+        let core = self.for_call(&mut snapshot);
+        let result = if core.inner.resilience.guards_calls() {
+            core.guarded(args, false).await
         } else {
-            observed_run!(self, args, false)
+            observed_run!(core, args, false)
         };
         match result {
             Ok(Some(response)) => Ok(response),
@@ -185,10 +207,12 @@ impl Core {
 
     /// Runs the call, mapping a 404 to `None`.
     pub async fn execute_optional(&self, args: RequestArgs) -> Result<Option<Response>, Error> {
-        if self.inner.resilience.guards_calls() {
-            self.guarded(args, true).await
+        let mut snapshot = None;
+        let core = self.for_call(&mut snapshot);
+        if core.inner.resilience.guards_calls() {
+            core.guarded(args, true).await
         } else {
-            observed_run!(self, args, true)
+            observed_run!(core, args, true)
         }
     }
 
@@ -216,10 +240,12 @@ impl Core {
         args: RequestArgs,
         optional: bool,
     ) -> Result<Option<StreamingResponse>, Error> {
-        if self.inner.resilience.guards_calls() {
-            self.guarded(args, optional).await
+        let mut snapshot = None;
+        let core = self.for_call(&mut snapshot);
+        if core.inner.resilience.guards_calls() {
+            core.guarded(args, optional).await
         } else {
-            observed_run!(self, args, optional)
+            observed_run!(core, args, optional)
         }
     }
 
@@ -302,7 +328,8 @@ impl Core {
 
 impl fmt::Debug for Core {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let inner = &*self.inner;
+        let mut snapshot = None;
+        let inner = &*self.for_call(&mut snapshot).inner;
         let mut d = f.debug_struct("Client");
         d.field("service", &inner.client_meta.service);
         match &inner.target {

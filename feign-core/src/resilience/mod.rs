@@ -66,7 +66,7 @@ use crate::meta::{ClientMeta, MethodMeta};
 use crate::Error;
 
 /// What the builder collects; checked and turned into [`Resilience`] by `build()`.
-#[derive(Default)]
+#[derive(Clone, Default)]
 pub(crate) struct Settings {
     pub(crate) circuit_breaker: Option<CircuitBreakerConfig>,
     pub(crate) bulkhead: Option<BulkheadConfig>,
@@ -80,21 +80,21 @@ impl Settings {
         let breakers = match self.circuit_breaker {
             Some(config) => {
                 config.validate()?;
-                Some(Breakers::new(client.service, config))
+                Some(Arc::new(Breakers::new(client.service, config)))
             }
             None => None,
         };
         let bulkhead = match self.bulkhead {
             Some(config) => {
                 config.validate()?;
-                Some(Bulkhead::new(client.service, config))
+                Some(Arc::new(Bulkhead::new(client.service, config)))
             }
             None => None,
         };
         let adaptive = match self.adaptive {
             Some(config) => {
                 config.validate()?;
-                Some(AdaptiveLimit::new(client.service, config))
+                Some(Arc::new(AdaptiveLimit::new(client.service, config)))
             }
             None => None,
         };
@@ -110,11 +110,13 @@ impl Settings {
     }
 }
 
-/// A built client's breakers, bulkhead, classifier and fallback.
+/// A built client's breakers, bulkhead, classifier and fallback. A clone shares their state: a
+/// live client rebuilt on new properties keeps them when their settings did not change.
+#[derive(Clone)]
 pub(crate) struct Resilience {
-    breakers: Option<Breakers>,
-    bulkhead: Option<Bulkhead>,
-    adaptive: Option<AdaptiveLimit>,
+    breakers: Option<Arc<Breakers>>,
+    bulkhead: Option<Arc<Bulkhead>>,
+    adaptive: Option<Arc<AdaptiveLimit>>,
     classifier: Arc<dyn FailureClassifier>,
     fallback: Option<Arc<dyn Any + Send + Sync>>,
 }

@@ -10,6 +10,7 @@ mod around;
 mod bearer;
 mod compression;
 mod config;
+mod config_live;
 mod config_resilience;
 mod config_transport;
 mod entity;

@@ -6,6 +6,7 @@
 
 mod any_client;
 mod config;
+mod config_live;
 mod failover;
 mod health;
 mod hedge;
