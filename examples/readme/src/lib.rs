@@ -557,6 +557,8 @@ async fn get_order_retries_a_503_and_times_out_a_hang() {
     server.verify();            // on failure: every request received, and how each differs
     assert_eq!(server.requests()[0].target, "/orders/42?expand=items");
 }
+}
+
 /// "Live configuration".
 #[rustfmt::skip]
 #[allow(unused_variables)]
