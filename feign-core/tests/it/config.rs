@@ -293,9 +293,9 @@ fn wrong_keys_and_values_are_errors_naming_key_and_file() {
             "expected true or false",
         ),
         (
-            "spring.cloud.openfeign.client.refresh-enabled=true",
+            "spring.cloud.openfeign.client.refresh-enabled=maybe",
             "spring.cloud.openfeign.client.refresh-enabled",
-            "unknown property",
+            "expected true or false",
         ),
         (
             "spring.cloud.openfeign.client.config.default.default-request-headers=x",
