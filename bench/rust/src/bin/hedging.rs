@@ -1,10 +1,12 @@
 //! Hedged requests against a slow tail: five instances on 127.0.0.1 behind a round-robin
 //! balancer and a `#[feign_client]`; four answer at once, one answers a share of its calls
-//! (one in N, deterministic) after 100 ms. A closed loop (a fixed number of callers, each calling
-//! again when its call returns) sends a fixed number of calls through a client without hedging
-//! and through clients hedging after each delay asked for. A closed loop rather than an open
-//! one: Tokio's timer ticks every millisecond, so calls due every 500 µs would leave up to a
-//! millisecond late and that lateness would swamp sub-millisecond latencies.
+//! (one in N, deterministic) after 100 ms. An open loop sends a fixed number of calls at a fixed
+//! rate, the same offered load for every variant, through a client without hedging and through
+//! clients hedging after each delay asked for. Each call's latency counts from when it started:
+//! Tokio's timer ticks every millisecond, so a call due every 500 µs may leave up to a
+//! millisecond late, which would swamp sub-millisecond latencies. (A closed loop would not do
+//! either: callers stuck on 100 ms calls leave the others alone on the machine, so the load, and
+//! with it the median, would differ between the variants.)
 //!
 //! Reports per variant the median over the runs of p50, p99, p99.9 and max, the ratios taken
 //! within each run (p99 over that run's median; p99 against the same run's p99 without
@@ -21,7 +23,7 @@ use std::time::Duration;
 use clap::Parser;
 use feign_bench::backend::{Backend, ServerRuntime};
 use feign_bench::client::{OrderService as _, OrderServiceClient, SERVICE};
-use feign_bench::load::{closed_loop, Budget, ClosedRun};
+use feign_bench::load::{open_loop, OpenCall};
 use feign_bench::stats::{format_us, median, Latencies};
 use feign_bench::table::Table;
 use feign_bench::topology::SetupResult;
@@ -38,9 +40,9 @@ struct Args {
     /// Calls measured per variant and run.
     #[arg(long, default_value_t = 20_000)]
     calls: u32,
-    /// Callers, each calling again when its call returns.
-    #[arg(long, default_value_t = 8)]
-    concurrency: usize,
+    /// Calls started per second (open loop).
+    #[arg(long, default_value_t = 2_000)]
+    rate: u32,
     /// Instances behind the balancer; the first is the slow one.
     #[arg(long, default_value_t = 5)]
     instances: usize,
@@ -152,9 +154,9 @@ async fn run(args: &Args) -> SetupResult<()> {
     }
     println!(
         "\n{} instances answering in {} ms, one of them {} ms later on one call in N of its own; \
-         round robin, slow start off; {} callers in a closed loop, {} calls per variant and run \
+         round robin, slow start off; {} calls/s open loop, {} calls per variant and run \
          (after a warm-up); median of {} runs\n",
-        args.instances, args.base_ms, args.slow_ms, args.concurrency, args.calls, args.runs
+        args.instances, args.base_ms, args.slow_ms, args.rate, args.calls, args.runs
     );
     for (scenario, &one_in) in args.slow_one_in.iter().enumerate() {
         println!(
@@ -247,20 +249,20 @@ async fn measure(
     }
     let client = Arc::new(builder.build()?);
     // Connections opened and the budget's window started before anything counts.
-    calls(&client, args.concurrency, WARM_UP).await;
+    calls(&client, args.rate, WARM_UP).await;
     let arrivals = |b: &[Backend]| b.iter().map(Backend::arrivals).sum::<u64>();
     let (arrivals_before, counters_before) = (arrivals(&backends), counters(&balancer)?);
-    let measured = calls(&client, args.concurrency, args.calls).await;
+    let measured = calls(&client, args.rate, args.calls).await;
     // Let the servers see the last cancelled attempts before they are counted.
     tokio::time::sleep(Duration::from_millis(args.slow_ms + 50)).await;
     let (arrivals_after, counters_after) = (arrivals(&backends), counters(&balancer)?);
     let picks = |c: &Counters| c.success + c.failed + c.discard;
-    let made = measured.latencies.len() as u64;
+    let made = measured.len() as u64;
     let picked = picks(&counters_after) - picks(&counters_before);
     let retries = counters_after.retries - counters_before.retries;
     Ok(Measured {
-        errors: usize::try_from(measured.errors).unwrap_or(usize::MAX),
-        latencies: measured.latencies,
+        errors: measured.iter().filter(|call| !call.ok).count(),
+        latencies: Latencies::new(measured.iter().map(|call| call.own_us).collect()),
         hedges: picked.saturating_sub(made + retries),
         picks_per_call: picked as f64 / made.max(1) as f64,
         extra_arrivals: (arrivals_after - arrivals_before).saturating_sub(made),
@@ -277,10 +279,11 @@ fn counters(balancer: &LoadBalancer) -> SetupResult<Counters> {
 /// Calls made before each measurement, to open the connections.
 const WARM_UP: u32 = 500;
 
-/// `calls` calls from `concurrency` callers, each checked to be the order asked for.
-async fn calls(client: &Arc<OrderServiceClient>, concurrency: usize, calls: u32) -> ClosedRun {
+/// `calls` calls at `rate` a second, each checked to be the order asked for.
+async fn calls(client: &Arc<OrderServiceClient>, rate: u32, calls: u32) -> Vec<OpenCall> {
     let client = client.clone();
-    closed_loop(concurrency, Budget::Requests(u64::from(calls)), move |id| {
+    let seconds = f64::from(calls) / f64::from(rate.max(1));
+    open_loop(rate, Duration::from_secs_f64(seconds), move |id| {
         let client = client.clone();
         async move { client.get_order(id).await.is_ok_and(|order| order.id == id) }
     })
