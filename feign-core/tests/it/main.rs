@@ -10,6 +10,7 @@ mod around;
 mod bearer;
 mod compression;
 mod config;
+mod config_hedging;
 mod config_resilience;
 mod config_transport;
 mod entity;
