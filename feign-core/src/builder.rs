@@ -420,6 +420,9 @@ impl<C: FromCore> Builder<C> {
         {
             return Err(Error::builder("timeouts must be greater than zero"));
         }
+        if let Some(hedging) = &self.hedging {
+            hedging.check()?;
+        }
         let retry = match (self.retry, &self.resolver) {
             (Some(retry), Some(resolver)) => {
                 if resolver.retry_policy(meta.service).is_some() {
@@ -490,7 +493,7 @@ impl<C: FromCore> Builder<C> {
                 .error_decoder
                 .unwrap_or_else(|| Arc::new(DefaultErrorDecoder::default())),
             retry,
-            hedging: self.hedging,
+            hedging: self.hedging.map(crate::hedging::Hedging::new),
             client,
             options: self.options,
             log_level: self.log_level,

@@ -159,6 +159,8 @@
 //! | `hedging.enabled` | [`Builder::hedging`] on (with `hedging.delay`, or the delay set in code) or off; without it the keys below only change hedging set in code |
 //! | `hedging.delay` (ms, or `50ms`, `PT0.05S`) | [`HedgingConfig::after`] |
 //! | `hedging.max-hedges` (1 to 10) | [`HedgingConfig::max_hedges`] |
+//! | `hedging.percentile` (`0.95` or `p95`; `hedging.delay` until warmed up) | [`HedgingConfig::percentile`] |
+//! | `hedging.min-delay` (ms, or `5ms`, `PT0.005S`) | [`HedgingConfig::min_delay`] |
 //!
 //! ## Transport properties
 //!

@@ -1,6 +1,7 @@
-//! `Builder::config` for hedged requests: `hedging.enabled`, `hedging.delay` and
-//! `hedging.max-hedges` in a client's section, read from real files and checked against slow and
-//! fast loopback servers behind a resolver, and their errors.
+//! `Builder::config` for hedged requests: `hedging.enabled`, `hedging.delay`,
+//! `hedging.max-hedges`, `hedging.percentile` and `hedging.min-delay` in a client's section,
+//! read from real files and checked against slow and fast loopback servers behind a resolver,
+//! and their errors (the percentile at work is in `hedging_percentile.rs`).
 
 use std::time::{Duration, Instant};
 
@@ -31,7 +32,7 @@ async fn server(name: &'static str, delay: Duration) -> Server {
 }
 
 /// The instances in order: each attempt goes to the first one the call has not tried.
-struct InOrder(Vec<(&'static str, String)>);
+pub(crate) struct InOrder(pub(crate) Vec<(&'static str, String)>);
 
 impl Resolver for InOrder {
     fn choose(&self, request: &ChooseRequest<'_>) -> Result<Chosen, Error> {
@@ -74,7 +75,7 @@ impl Fleet {
     }
 }
 
-fn config(yaml: &str) -> Config {
+pub(crate) fn config(yaml: &str) -> Config {
     let dir = TempDir::new("hedging");
     Config::from_file(dir.write("application.yml", yaml)).unwrap()
 }
@@ -183,6 +184,21 @@ fn wrong_hedging_keys_and_values_are_errors_naming_the_key() {
             "feign.client.config.order-service.hedging.dealy: 10ms\n",
             "feign.client.config.order-service.hedging.dealy",
             "unknown property",
+        ),
+        (
+            "feign.client.config.order-service.hedging.percentile: 1.5\n",
+            "feign.client.config.order-service.hedging.percentile",
+            "expected a percentile between 0 and 1",
+        ),
+        (
+            "feign.client.config.order-service.hedging.percentile: p100\n",
+            "feign.client.config.order-service.hedging.percentile",
+            "expected a percentile between 0 and 1",
+        ),
+        (
+            "feign.client.config.order-service.hedging.min-delay: soon\n",
+            "feign.client.config.order-service.hedging.min-delay",
+            "expected a duration",
         ),
         // Another client's section is checked too.
         (

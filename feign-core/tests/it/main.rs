@@ -15,6 +15,7 @@ mod config_resilience;
 mod config_transport;
 mod entity;
 mod formats;
+mod hedging_percentile;
 mod multipart;
 mod observability;
 mod pipeline;
