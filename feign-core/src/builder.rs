@@ -439,6 +439,9 @@ impl<C> Builder<C> {
         {
             return Err(Error::builder("timeouts must be greater than zero"));
         }
+        if let Some(hedging) = &self.hedging {
+            hedging.check()?;
+        }
         let retry = match (self.retry, &self.resolver) {
             (Some(retry), Some(resolver)) => {
                 if resolver.retry_policy(meta.service).is_some() {
@@ -509,7 +512,7 @@ impl<C> Builder<C> {
                 .error_decoder
                 .unwrap_or_else(|| Arc::new(DefaultErrorDecoder::default())),
             retry,
-            hedging: self.hedging,
+            hedging: self.hedging.map(crate::hedging::Hedging::new),
             client,
             options: self.options,
             log_level: self.log_level,

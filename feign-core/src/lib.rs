@@ -156,6 +156,11 @@
 //! | `dismiss404` | [`Builder::dismiss_404`] |
 //! | `url` | [`Builder::url`] |
 //! | `ssl-bundle` | the Spring Boot PEM SSL bundle of that name: [`Builder::tls`] with [`Tls::from_ssl_bundle`] |
+//! | `hedging.enabled` | [`Builder::hedging`] on (with `hedging.delay`, or the delay set in code) or off; without it the keys below only change hedging set in code |
+//! | `hedging.delay` (ms, or `50ms`, `PT0.05S`) | [`HedgingConfig::after`] |
+//! | `hedging.max-hedges` (1 to 10) | [`HedgingConfig::max_hedges`] |
+//! | `hedging.percentile` (`0.95` or `p95`; `hedging.delay` until warmed up) | [`HedgingConfig::percentile`] |
+//! | `hedging.min-delay` (ms, or `5ms`, `PT0.005S`) | [`HedgingConfig::min_delay`] |
 //!
 //! ## Transport properties
 //!

@@ -1,9 +1,9 @@
 //! The order server every benchmark calls: hyper, HTTP/1.1, `GET /orders/{id}` answering
 //! `{"id":N,"item":"book","quantity":1}`.
 //!
-//! A [`Backend`] counts the calls it answers, remembers when it answered the first and the
-//! last, can be made slow, and can be killed: its listener and every open connection close at
-//! once, as when the process dies.
+//! A [`Backend`] counts the calls it receives and those it answers, remembers when it answered
+//! the first and the last, can be made slow (on every call or on one call in N), and can be
+//! killed: its listener and every open connection close at once, as when the process dies.
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
@@ -25,11 +25,17 @@ use tokio::task::AbortHandle;
 struct Counters {
     epoch: Instant,
     hits: AtomicU64,
+    /// Calls received, answered or not (a call whose client gave up counts here only).
+    arrivals: AtomicU64,
     /// Nanoseconds after `epoch` of the first answered call, plus one (0: none yet).
     first_hit: AtomicU64,
     /// Nanoseconds after `epoch` of the latest answered call, plus one (0: none yet).
     last_hit: AtomicU64,
     delay_us: AtomicU64,
+    /// The extra wait of the calls [`Backend::set_slow_share`] picks.
+    slow_us: AtomicU64,
+    /// One received call in this many waits `slow_us` (0: none).
+    slow_one_in: AtomicU64,
 }
 
 impl Counters {
@@ -69,6 +75,9 @@ impl Backend {
             first_hit: AtomicU64::new(0),
             last_hit: AtomicU64::new(0),
             delay_us: AtomicU64::new(0),
+            arrivals: AtomicU64::new(0),
+            slow_us: AtomicU64::new(0),
+            slow_one_in: AtomicU64::new(0),
         });
         let connections = Arc::new(Mutex::new(Vec::new()));
         let accept = runtime
@@ -102,6 +111,12 @@ impl Backend {
         self.counters.hits.load(Ordering::Relaxed)
     }
 
+    /// Calls received so far, answered or not: attempts the client cancelled count here and
+    /// not in [`hits`](Backend::hits).
+    pub fn arrivals(&self) -> u64 {
+        self.counters.arrivals.load(Ordering::Relaxed)
+    }
+
     /// When the first call was answered.
     pub fn first_hit(&self) -> Option<Instant> {
         self.counters
@@ -118,6 +133,15 @@ impl Backend {
     pub fn set_delay(&self, delay: Duration) {
         let micros = u64::try_from(delay.as_micros()).unwrap_or(u64::MAX);
         self.counters.delay_us.store(micros, Ordering::Relaxed);
+    }
+
+    /// Makes one received call in `one_in` (the `one_in`-th, the `2 × one_in`-th...) wait
+    /// `delay` more before it is answered: a deterministic share of slow calls, `1 / one_in`.
+    /// `one_in` 0 makes none slow.
+    pub fn set_slow_share(&self, delay: Duration, one_in: u64) {
+        let micros = u64::try_from(delay.as_micros()).unwrap_or(u64::MAX);
+        self.counters.slow_us.store(micros, Ordering::Relaxed);
+        self.counters.slow_one_in.store(one_in, Ordering::Relaxed);
     }
 
     /// Closes the listener and every open connection at once, without answering what is in
@@ -185,7 +209,12 @@ async fn answer(request: &Request<Incoming>, counters: &Counters) -> Response<Fu
     let Some(id) = id.filter(|_| request.method() == hyper::Method::GET) else {
         return status(StatusCode::NOT_FOUND);
     };
-    let delay = counters.delay_us.load(Ordering::Relaxed);
+    let arrival = counters.arrivals.fetch_add(1, Ordering::Relaxed) + 1;
+    let one_in = counters.slow_one_in.load(Ordering::Relaxed);
+    let mut delay = counters.delay_us.load(Ordering::Relaxed);
+    if one_in > 0 && arrival % one_in == 0 {
+        delay = delay.saturating_add(counters.slow_us.load(Ordering::Relaxed));
+    }
     if delay > 0 {
         tokio::time::sleep(Duration::from_micros(delay)).await;
     }

@@ -8,6 +8,7 @@
 //! | `lb-resilience` | an instance killed, or one slow, under open-loop traffic, per balancing policy |
 //! | `freshness` | how long registering, deregistering and dying take to reach a client |
 //! | `adaptive` | goodput and p99 under overload of a server whose latency grows with its load: no limit, fixed bulkheads, the adaptive concurrency limit |
+//! | `hedging` | tail latency and extra load with and without hedged requests, one of five instances slow on a share of its calls |
 //! | `download` | peak resident memory and throughput of a 1 GiB download through a `StreamingResponse` |
 //! | `per-call` | instructions, CPU time and allocations per call, client and server in processes pinned to their own cores, against raw reqwest and the Rust alternatives |
 //!

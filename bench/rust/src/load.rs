@@ -90,6 +90,9 @@ pub struct OpenCall {
     pub due: Duration,
     /// From when it was due until it returned (a late start counts as latency).
     pub latency_us: u32,
+    /// From when it started until it returned: its own latency, without the lateness of its
+    /// start (Tokio's timer ticks every millisecond, so a call may leave up to 1 ms late).
+    pub own_us: u32,
     /// Whether it succeeded.
     pub ok: bool,
 }
@@ -111,10 +114,12 @@ where
         let call = call(index % 1000);
         let due_at = started + due;
         calls.push(tokio::spawn(async move {
+            let started = tokio::time::Instant::now();
             let ok = call.await;
             OpenCall {
                 due,
                 latency_us: micros(due_at.elapsed()),
+                own_us: micros(started.elapsed()),
                 ok,
             }
         }));

@@ -1,5 +1,7 @@
 //! [`Builder::config`]: OpenFeign's Spring properties onto the builder (feature `config`).
 
+mod hedging;
+
 use feign_config::{relaxed, Config, ConfigError, DurationUnit, Property};
 
 use super::Builder;
@@ -149,6 +151,7 @@ impl<C> Builder<C> {
         }
         self.bind_ssl_bundles(config, &default_name)?
             .bind_resilience(config)?
+            .bind_hedging(config, &default_name)?
             .bind_compression(config)
     }
 
@@ -193,6 +196,10 @@ impl<C> Builder<C> {
                     ("feign.Retryer.NEVER_RETRY", Retryer::never()),
                 ])?;
                 self = self.retryer(retryer);
+            }
+            // Checked here in every client's section; applied by `bind_hedging`.
+            rest if rest.starts_with("hedging.") => {
+                hedging::parse(property)?;
             }
             _ => {
                 if let Some(name) = map_key(property, "defaultrequestheaders")? {

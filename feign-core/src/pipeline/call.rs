@@ -19,7 +19,7 @@ use super::upload;
 use super::{CoreInner, Target};
 use crate::body::RequestBody;
 use crate::client::SendOptions;
-use crate::hedging::HedgingConfig;
+use crate::hedging::Hedging;
 use crate::interceptor::{RequestTemplate, ResponseContext};
 use crate::options::Options;
 use crate::resolve::{AttemptOutcome, ChooseRequest};
@@ -200,7 +200,7 @@ impl Call<'_> {
         let mut same_instance: Option<Arc<str>> = None;
         let mut attempt = 1u32;
         loop {
-            let (result, url) = match inner.hedging {
+            let (result, url) = match &inner.hedging {
                 // Boxed: only hedged calls carry the state of several attempts at once.
                 Some(hedging) if attempt == 1 && self.hedgeable(call) => {
                     let (result, url, made) =
@@ -396,25 +396,32 @@ impl Call<'_> {
             && matches!(self.inner.target, Target::Resolver(_))
     }
 
-    /// The first attempt, and a hedge to an instance not yet tried each time `hedging.delay`
+    /// The first attempt, and a hedge to an instance not yet tried each time the hedging delay
     /// passes with no answer, while the retry policy allows one. The first response wins and
     /// the attempts still out are dropped (the balancer hears of them as discarded); a failed
     /// attempt leaves the others running. Returns the number of attempts made.
+    ///
+    /// With a percentile delay, the first attempt's latency goes to the method's window when it
+    /// answered with a 2xx, or, when another attempt answered first, the time until then (a
+    /// lower bound of it).
     async fn hedged<R: Receive>(
         &self,
         call: CallInfo<'_>,
-        hedging: HedgingConfig,
+        hedging: &Hedging,
         tried: &mut Tried,
     ) -> (Result<R, Error>, Option<http::Uri>, u32) {
+        let (delay, window) = hedging.delay_for(self.template.meta);
         let first = match self.target(call, 1, tried, None) {
             Ok(target) => target,
             Err(e) => return (Err(e), None, 1),
         };
+        let started = Instant::now();
+        let mut first_out = true;
         let mut running = FuturesUnordered::new();
-        running.push(self.send_to::<R>(1, first));
+        running.push(self.send_numbered::<R>(1, first));
         let mut made = 1u32;
-        let mut hedges_left = hedging.max_hedges;
-        let mut timer = Box::pin(tokio::time::sleep(hedging.delay));
+        let mut hedges_left = hedging.config.max_hedges;
+        let mut timer = Box::pin(tokio::time::sleep(delay));
         loop {
             let event = std::future::poll_fn(|cx| {
                 if let Poll::Ready(done) = running.poll_next_unpin(cx) {
@@ -427,25 +434,40 @@ impl Call<'_> {
             })
             .await;
             match event {
-                Some((Ok(response), uri)) => return (Ok(response), uri, made),
-                Some(failed) if running.is_empty() => return (failed.0, failed.1, made),
-                Some(_) => {}
+                Some((attempt, Ok(response), uri)) => {
+                    if let Some(window) = &window {
+                        if first_out && (attempt > 1 || response.status().is_success()) {
+                            window.record(started.elapsed());
+                        }
+                    }
+                    return (Ok(response), uri, made);
+                }
+                Some((_, failed, uri)) if running.is_empty() => return (failed, uri, made),
+                Some((attempt, _, _)) => first_out &= attempt != 1,
                 None => {
                     hedges_left -= 1;
                     match self.hedge_target(call, made + 1, tried) {
                         Some(target) => {
                             made += 1;
                             log::hedge(self.inner.log_level, self.template.meta.key, made);
-                            running.push(self.send_to::<R>(made, target));
-                            timer
-                                .as_mut()
-                                .reset(tokio::time::Instant::now() + hedging.delay);
+                            running.push(self.send_numbered::<R>(made, target));
+                            timer.as_mut().reset(Instant::now() + delay);
                         }
                         None => hedges_left = 0,
                     }
                 }
             }
         }
+    }
+
+    /// [`send_to`](Self::send_to), naming the attempt in its result.
+    async fn send_numbered<R: Receive>(
+        &self,
+        attempt: u32,
+        target: AttemptTarget,
+    ) -> (u32, Result<R, Error>, Option<http::Uri>) {
+        let (result, uri) = self.send_to::<R>(attempt, target).await;
+        (attempt, result, uri)
     }
 
     /// Where a hedge goes: an instance not yet tried, when the retry policy pays for it.

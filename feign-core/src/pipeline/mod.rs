@@ -129,7 +129,7 @@ pub(crate) struct CoreInner {
     pub(crate) error_decoder: Arc<dyn ErrorDecoder>,
     pub(crate) retry: Arc<dyn RetryPolicy>,
     /// Hedged requests; `None`: off.
-    pub(crate) hedging: Option<crate::HedgingConfig>,
+    pub(crate) hedging: Option<crate::hedging::Hedging>,
     pub(crate) client: Transport,
     pub(crate) options: Options,
     pub(crate) log_level: LogLevel,

@@ -10,11 +10,13 @@ mod around;
 mod bearer;
 mod compression;
 mod config;
+mod config_hedging;
 mod config_live;
 mod config_resilience;
 mod config_transport;
 mod entity;
 mod formats;
+mod hedging_percentile;
 mod multipart;
 mod observability;
 #[cfg(feature = "openapi")]
