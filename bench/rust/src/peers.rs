@@ -8,7 +8,7 @@ use reqwest_retry::policies::ExponentialBackoff;
 use reqwest_retry::{Jitter, RetryTransientMiddleware};
 use reqwest_tracing::TracingMiddleware;
 
-use crate::client::{Order, RawError};
+use crate::client::{Order, RawError, SERVICE};
 
 /// reqwest behind the most common middleware stack: reqwest-retry and reqwest-tracing, set up
 /// as close to feign's defaults as they allow. Transient failures are retried up to 4 times
@@ -45,6 +45,43 @@ impl MiddlewareClient {
         let response = self
             .http
             .get(format!("{}/orders/{id}", self.base))
+            .header("accept", "application/json")
+            .send()
+            .await
+            .map_err(|err| match err {
+                reqwest_middleware::Error::Reqwest(err) => RawError::Http(err),
+                other => RawError::Middleware(other),
+            })?;
+        let body = response.error_for_status()?.bytes().await?;
+        Ok(serde_json::from_slice(&body)?)
+    }
+}
+
+/// A plain reqwest client whose requests name the service (`http://order-service/...`) and go
+/// through feign-lb's [`LoadBalancedMiddleware`](feign_lb::LoadBalancedMiddleware): the balancer
+/// for any HTTP call, with its default retry policy and nothing else in the stack.
+#[derive(Debug, Clone)]
+pub struct BalancedReqwest {
+    http: ClientWithMiddleware,
+}
+
+impl BalancedReqwest {
+    /// A client balancing over `lb`'s instances of the order service.
+    pub fn new(lb: feign_lb::LoadBalancer) -> reqwest::Result<BalancedReqwest> {
+        let reqwest = reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .build()?;
+        let http = ClientBuilder::new(reqwest)
+            .with(feign_lb::LoadBalancedMiddleware::new(lb))
+            .build();
+        Ok(BalancedReqwest { http })
+    }
+
+    /// `GET http://order-service/orders/{id}`, decoded.
+    pub async fn get_order(&self, id: u64) -> Result<Order, RawError> {
+        let response = self
+            .http
+            .get(format!("http://{SERVICE}/orders/{id}"))
             .header("accept", "application/json")
             .send()
             .await

@@ -24,19 +24,23 @@ pub enum Variant {
     FeignEureka,
     /// reqwest behind reqwest-middleware with reqwest-retry and reqwest-tracing, first port.
     Middleware,
+    /// reqwest behind feign-lb's `LoadBalancedMiddleware` over the static list of the three
+    /// ports, round robin: the balancer for any HTTP call.
+    LbMiddleware,
     /// The feignhttp crate's declarative client, first port (built with `--features feignhttp`).
     Feignhttp,
 }
 
 impl Variant {
     /// Every variant, in table order.
-    pub const ALL: [Variant; 7] = [
+    pub const ALL: [Variant; 8] = [
         Variant::Raw,
         Variant::FeignFixed,
         Variant::RawRotating,
         Variant::FeignStatic,
         Variant::FeignEureka,
         Variant::Middleware,
+        Variant::LbMiddleware,
         Variant::Feignhttp,
     ];
 
@@ -49,6 +53,7 @@ impl Variant {
             Variant::FeignStatic => "lb",
             Variant::FeignEureka => "eureka",
             Variant::Middleware => "middleware",
+            Variant::LbMiddleware => "lb-middleware",
             Variant::Feignhttp => "feignhttp",
         }
     }
@@ -62,6 +67,7 @@ impl Variant {
             Variant::FeignStatic => "feign + LB (static list)",
             Variant::FeignEureka => "feign + LB + Eureka",
             Variant::Middleware => "reqwest-middleware + retry + tracing",
+            Variant::LbMiddleware => "reqwest + LoadBalancedMiddleware (static list)",
             Variant::Feignhttp => "feignhttp 0.6",
         }
     }
@@ -69,9 +75,10 @@ impl Variant {
     /// The variant this one is held against: raw reqwest on the same ports.
     pub fn baseline(self) -> Variant {
         match self {
-            Variant::FeignStatic | Variant::FeignEureka | Variant::RawRotating => {
-                Variant::RawRotating
-            }
+            Variant::FeignStatic
+            | Variant::FeignEureka
+            | Variant::RawRotating
+            | Variant::LbMiddleware => Variant::RawRotating,
             _ => Variant::Raw,
         }
     }

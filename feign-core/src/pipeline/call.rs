@@ -39,9 +39,9 @@ pub(super) async fn run<R: Receive>(
 ) -> Result<Option<R>, Error> {
     let template = intercepted(inner, args).await?;
     let key = template.meta.key;
-    // Boxed: the attempts' state (the transport's future among it) is allocated once rather
-    // than carried in, and moved with, every caller's future.
-    let result = Box::pin(send_call::<R>(inner, template, optional, observation)).await;
+    // Not boxed: a box here is one more allocation on every call, and costs more than it
+    // saves now that a guarded call holds this future once (see `Resilience::guard`).
+    let result = send_call::<R>(inner, template, optional, observation).await;
     answer(inner, result, optional, key)
 }
 

@@ -258,7 +258,7 @@ impl Core {
         let meta = args.meta;
         self.inner
             .resilience
-            .guard(meta, async { observed_run!(self, args, optional) })
+            .guard(meta, || async { observed_run!(self, args, optional) })
             .await
     }
 

@@ -127,13 +127,18 @@ impl Resilience {
         self.breakers.is_some() || self.bulkhead.is_some() || self.adaptive.is_some()
     }
 
-    /// Runs `call` through the breaker of `meta`, the bulkhead and the adaptive limit,
-    /// recording its outcome.
-    pub(crate) async fn guard<T>(
+    /// Runs the future `call` makes through the breaker of `meta`, the bulkhead and the
+    /// adaptive limit, recording its outcome. The future is made here, once admitted: taken
+    /// ready-made, it would take its room in this future twice (as the argument and as the
+    /// future awaited).
+    pub(crate) async fn guard<T, F>(
         &self,
         meta: &'static MethodMeta,
-        call: impl Future<Output = Result<T, Error>>,
-    ) -> Result<T, Error> {
+        call: impl FnOnce() -> F,
+    ) -> Result<T, Error>
+    where
+        F: Future<Output = Result<T, Error>>,
+    {
         let permit = match &self.breakers {
             Some(breakers) => Some(
                 breakers
@@ -156,7 +161,7 @@ impl Resilience {
             Some(adaptive) => Some(adaptive.enter().map_err(|e| e.with_method_key(meta.key))?),
             None => None,
         };
-        let result = call.await;
+        let result = call().await;
         if let Some(ticket) = ticket {
             ticket.finish();
         }

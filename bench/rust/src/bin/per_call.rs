@@ -25,7 +25,7 @@ use clap::{Args as ClapArgs, Parser, Subcommand};
 use cpu_time::ProcessTime;
 use feign_bench::backend::{Backend, ServerRuntime};
 use feign_bench::client::{OrderService, RawClient};
-use feign_bench::peers::MiddlewareClient;
+use feign_bench::peers::{BalancedReqwest, MiddlewareClient};
 use feign_bench::per_call::{instructions_in, instructions_per_call, Sample, Variant};
 use feign_bench::stats::median;
 use feign_bench::table::Table;
@@ -89,6 +89,9 @@ struct RunArgs {
     /// Core the server process runs on.
     #[arg(long, default_value_t = 1)]
     server_cpu: usize,
+    /// Only these variants (their keys, e.g. `raw3,lb,lb-middleware`); every one by default.
+    #[arg(long, value_delimiter = ',')]
+    variants: Vec<Variant>,
 }
 
 /// One client process's settings.
@@ -211,6 +214,13 @@ async fn measure_variant(args: &ClientArgs) -> SetupResult<Sample> {
         }
         Variant::Middleware => {
             let client = &MiddlewareClient::new(first)?;
+            measure(args, |id| async move {
+                client.get_order(id).await.is_ok_and(|o| o.id == id)
+            })
+            .await
+        }
+        Variant::LbMiddleware => {
+            let client = &BalancedReqwest::new(static_balancer(&args.urls, Policy::RoundRobin))?;
             measure(args, |id| async move {
                 client.get_order(id).await.is_ok_and(|o| o.id == id)
             })
@@ -396,6 +406,7 @@ fn run(args: &RunArgs) -> SetupResult<()> {
     let variants: Vec<Variant> = Variant::ALL
         .into_iter()
         .filter(|&variant| variant != Variant::Feignhttp || cfg!(feature = "feignhttp"))
+        .filter(|variant| args.variants.is_empty() || args.variants.contains(variant))
         .collect();
     if !cfg!(feature = "feignhttp") {
         eprintln!("per-call: feignhttp NOT measured: build with `--features feignhttp` to add it");
