@@ -35,7 +35,7 @@ pub struct RecordedRequest {
 
 impl RecordedRequest {
     /// The record of a request whose head is `parts` and whose body was `body`, arriving now:
-    /// for servers of one's own that keep a [`Recording`].
+    /// for servers of one's own that keep a [`Recording`](crate::Recording).
     pub fn from_parts(parts: &http::request::Parts, body: Bytes) -> RecordedRequest {
         let uri = &parts.uri;
         RecordedRequest {
