@@ -42,19 +42,23 @@ impl MiddlewareClient {
 
     /// `GET {base}/orders/{id}`, decoded.
     pub async fn get_order(&self, id: u64) -> Result<Order, RawError> {
-        let response = self
-            .http
-            .get(format!("{}/orders/{id}", self.base))
-            .header("accept", "application/json")
-            .send()
-            .await
-            .map_err(|err| match err {
-                reqwest_middleware::Error::Reqwest(err) => RawError::Http(err),
-                other => RawError::Middleware(other),
-            })?;
-        let body = response.error_for_status()?.bytes().await?;
-        Ok(serde_json::from_slice(&body)?)
+        get_order_at(&self.http, &format!("{}/orders/{id}", self.base)).await
     }
+}
+
+/// `GET url` through a middleware stack, its order decoded as [`RawClient`](crate::client::RawClient) does.
+async fn get_order_at(http: &ClientWithMiddleware, url: &str) -> Result<Order, RawError> {
+    let response = http
+        .get(url)
+        .header("accept", "application/json")
+        .send()
+        .await
+        .map_err(|err| match err {
+            reqwest_middleware::Error::Reqwest(err) => RawError::Http(err),
+            other => RawError::Middleware(other),
+        })?;
+    let body = response.error_for_status()?.bytes().await?;
+    Ok(serde_json::from_slice(&body)?)
 }
 
 /// A plain reqwest client whose requests name the service (`http://order-service/...`) and go
@@ -79,18 +83,7 @@ impl BalancedReqwest {
 
     /// `GET http://order-service/orders/{id}`, decoded.
     pub async fn get_order(&self, id: u64) -> Result<Order, RawError> {
-        let response = self
-            .http
-            .get(format!("http://{SERVICE}/orders/{id}"))
-            .header("accept", "application/json")
-            .send()
-            .await
-            .map_err(|err| match err {
-                reqwest_middleware::Error::Reqwest(err) => RawError::Http(err),
-                other => RawError::Middleware(other),
-            })?;
-        let body = response.error_for_status()?.bytes().await?;
-        Ok(serde_json::from_slice(&body)?)
+        get_order_at(&self.http, &format!("http://{SERVICE}/orders/{id}")).await
     }
 }
 
