@@ -25,7 +25,9 @@ use crate::error::BoxError;
 use crate::interceptor::{RequestInterceptor, ResponseInterceptor};
 use crate::meta::ClientMeta;
 use crate::options::{LogLevel, Options};
-use crate::pipeline::{CallRequest, Compression, Core, CoreInner, Limits, Target, Wrap};
+use crate::pipeline::{
+    build_layers, CallRequest, Compression, Core, CoreInner, Exchange, Limits, Target, Wrap,
+};
 use crate::resilience::{
     AdaptiveLimitConfig, BulkheadConfig, CircuitBreakerConfig, FailureClassifier, Fallback,
     FallbackFactory,
@@ -143,9 +145,13 @@ impl<C> Builder<C> {
     /// the method takes as an answer), else to the error decoder. Beside it,
     /// [`tower_client`](Builder::tower_client) layers one attempt's transport.
     ///
-    /// Layers answer a [`Response`](crate::Response) read whole, so under layers a method
-    /// returning [`StreamingResponse`](crate::StreamingResponse) gets its body read within the
-    /// response cap and handed over as one chunk.
+    /// Under layers, a method returning [`StreamingResponse`](crate::StreamingResponse) still
+    /// streams: the [`Response`](crate::Response) the layers see carries its head
+    /// ([`Response::is_streaming`](crate::Response::is_streaming)), and its body reaches the
+    /// caller as it arrives.
+    ///
+    /// The layers are built once, with the client; a live client rebuilt on new properties
+    /// keeps them, and their state, as they are.
     ///
     /// A layer whose errors are `BoxError` (tower's `Timeout`, `Buffer`) fits under a
     /// `map_err` back to [`Error`]; tower's `RateLimit`, which is not `Clone`, behind a
@@ -416,14 +422,13 @@ impl<C: FromCore> Builder<C> {
         if self.live.is_some() {
             return self.build_live().map(C::from_core);
         }
-        let (inner, layers) = self.build_inner()?;
-        Ok(C::from_core(Core::new(inner, &layers)))
+        Ok(C::from_core(Core::new(self.build_inner()?)))
     }
 }
 
 impl<C> Builder<C> {
-    /// The checked state of a client, and the layers to wrap around its call.
-    fn build_inner(self) -> Result<(CoreInner, Vec<Wrap>), Error> {
+    /// The checked state of a client, its layers built around its call.
+    fn build_inner(self) -> Result<CoreInner, Error> {
         let meta = self.meta;
         let target = match (self.url.as_deref(), &self.resolver, meta.url) {
             (Some(url), _, _) | (None, None, Some(url)) => fixed_target(url)?,
@@ -498,16 +503,11 @@ impl<C> Builder<C> {
         {
             interceptors.insert(0, Arc::new(defaults));
         }
-        let inner = CoreInner {
+        let exchange = Exchange {
             client_meta: meta,
             target,
-            prefix: prefix.into(),
-            interceptors: interceptors.into_boxed_slice(),
             response_interceptors: self.response_interceptors.into_boxed_slice(),
-            around: None,
             compression: self.compression,
-            encoder: self.encoder,
-            decoder: self.decoder,
             error_decoder: self
                 .error_decoder
                 .unwrap_or_else(|| Arc::new(DefaultErrorDecoder::default())),
@@ -518,9 +518,17 @@ impl<C> Builder<C> {
             log_level: self.log_level,
             limits: self.limits,
             dismiss_404: self.dismiss_404,
-            resilience: self.resilience.build(meta)?,
         };
-        Ok((inner, self.layers))
+        Ok(CoreInner {
+            client_meta: meta,
+            prefix: prefix.into(),
+            interceptors: interceptors.into_boxed_slice(),
+            encoder: self.encoder,
+            decoder: self.decoder,
+            resilience: self.resilience.build(meta)?,
+            around: build_layers(&self.layers),
+            exchange: Arc::new(exchange),
+        })
     }
 }
 
@@ -547,7 +555,7 @@ fn fixed_target(url: &str) -> Result<Target, Error> {
         return Err(invalid("a base url cannot have a query or fragment"));
     }
     Ok(Target::Fixed {
-        base: base.trim_end_matches('/').into(),
+        base: Arc::from(base.trim_end_matches('/')),
         authorization,
     })
 }

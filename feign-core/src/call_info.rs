@@ -1,6 +1,10 @@
 //! What every attempt of one call shares, as the resolver and the retry policy see it.
 
-use http::Method;
+use http::{HeaderMap, HeaderName, Method};
+
+/// `Idempotency-Key`: a request carrying it may be retried (and hedged) whatever its method,
+/// since the server can tell a repeat from a new request.
+pub const IDEMPOTENCY_KEY: HeaderName = HeaderName::from_static("idempotency-key");
 
 /// The call an attempt belongs to, the same for each of its attempts: the resolver reads it in
 /// [`ChooseRequest`](crate::ChooseRequest), the retry policy in
@@ -38,6 +42,13 @@ impl<'a> CallInfo<'a> {
     #[must_use]
     pub fn with_idempotent(mut self, idempotent: bool) -> Self {
         self.idempotent = idempotent;
+        self
+    }
+
+    /// Marks the call idempotent when its request carries an [`IDEMPOTENCY_KEY`] header.
+    #[must_use]
+    pub fn with_idempotency_key(mut self, headers: &HeaderMap) -> Self {
+        self.idempotent |= headers.contains_key(IDEMPOTENCY_KEY);
         self
     }
 }

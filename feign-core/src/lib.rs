@@ -275,6 +275,7 @@
 //! }
 //! ```
 
+pub mod attempt;
 pub mod backoff;
 mod body;
 mod builder;
@@ -285,11 +286,13 @@ pub mod clock;
 mod codec;
 mod compression;
 mod cow_map;
+mod credential;
 #[cfg(feature = "test-double")]
 pub mod double;
 mod entity;
 mod error;
 mod escape;
+mod headers;
 mod hedging;
 mod interceptor;
 mod log;
@@ -318,7 +321,7 @@ pub use body::{BodyStream, FileBody, RequestBody};
 pub use builder::{
     Builder, DEFAULT_MAX_HEADER_BYTES, DEFAULT_MAX_REQUEST_TARGET_BYTES, DEFAULT_MAX_RESPONSE_BYTES,
 };
-pub use call_info::CallInfo;
+pub use call_info::{CallInfo, IDEMPOTENCY_KEY};
 pub use client::{
     client_fn, reqwest_builder, Client, FnClient, FromRequestBody, ReqwestClient, ResponseBody,
     SendOptions, TowerClient,
@@ -343,8 +346,8 @@ pub use interceptor::{
 pub use options::{LogLevel, Options};
 pub use pipeline::CallRequest;
 pub use redact::{
-    headers as redact_headers, is_sensitive as is_sensitive_header, split_userinfo,
-    url as redact_url, Credentials,
+    headers as redact_headers, is_sensitive as is_sensitive_header, split_basic_auth,
+    split_userinfo, url as redact_url, Credentials,
 };
 pub use resilience::{
     classifier_fn, AdaptiveLimitConfig, BreakerScope, BulkheadConfig, CircuitBreakerConfig,

@@ -62,10 +62,11 @@
 //!         // req.part("file", file);                 // T: IntoPart: Part, FilePart, BodyStream, FileBody
 //!         // for f in files { req.part("files", f); } // Vec of those: one part each, same name
 //!         // req.part_json("meta", &meta);           // T: Serialize + ?Sized, through the Encoder
-//!         let res = self.core.execute(req).await;   // Result<Response, Error>; non-2xx -> ErrorDecoder
+//!         // One call, typed by the method's return kind (see below).
+//!         let __feign_res = self.core.call::<::feign_core::__private::Json<Order>>(req).await;
 //!         // Without a fallback (the trait is not object safe):
-//!         // ::feign_core::__private::decode::<Order>(&self.core, &META, res).map_err(::core::convert::From::from)
-//!         match ::feign_core::__private::decode::<Order>(&self.core, &META, res) {
+//!         // __feign_res.map_err(::core::convert::From::from)
+//!         match __feign_res {
 //!             Ok(v) => Ok(v),
 //!             // Err(error) back when there is no fallback or the error does not call for one.
 //!             Err(e) => match self.core.fallback::<dyn OrderService>(e) {
@@ -98,15 +99,13 @@
 //! `.fallback_factory(::feign_core::__private::fallback_factory::<dyn OrderService, _>(<F as Default>::default()))`,
 //! both spanned on the type as written.
 //!
-//! Return types, recognised by the macro from the last path segment of `T` in `Result<T, E>`:
-//! `()` → `decode_unit`; `String` → `decode_string`; `Bytes` → `decode_bytes`;
-//! `Response` → `decode_response`; `Option<X>` → `self.core.execute_optional(req)` (404 → `None`)
-//! followed by the same choice for `X` applied inside `Some` via the `*_optional` functions;
-//! anything else → `decode::<T>` through the client's Decoder. `E` is any `From<feign_core::Error>`.
-//! `StreamingResponse` → `self.core.execute_streaming(req)` (or `execute_streaming_optional`)
-//! then `decode_streaming` (or `decode_streaming_optional`). `ResponseEntity<X>` →
-//! `decode_entity_unit`, `decode_entity_string`, `decode_entity_bytes` or `decode_entity::<X>`
-//! by `X` as above (each with its `_optional`).
+//! Return kinds, chosen by the macro from the last path segment of `T` in `Result<T, E>`
+//! (`E` is any `From<feign_core::Error>`): `()` → `Unit`; `String` → `Text`; `Bytes` → `Raw`;
+//! `Response` → `Whole`; `StreamingResponse` → `Stream`; `ResponseEntity<X>` → `Entity<K>`
+//! with `K` the kind of `X`; `Option<X>` → `Optional<K>` with `K` the kind of `X` (a 404 is
+//! `None`); anything else → `Json<T>`, through the client's Decoder. The kind is made from the
+//! answer inside the call, so a decode error is the call's outcome for the breaker, the
+//! bulkhead, the span, the metrics and the fallback.
 
 /// The test doubles' support (feature `test-double`).
 #[cfg(feature = "test-double")]
@@ -168,13 +167,17 @@ pub mod openapi {
 }
 
 pub use crate::meta::{ClientMeta, HttpMethod, MethodMeta, MethodOptions, PathPart};
+/// The return kinds `Core::call` is typed by, one per return type the macro recognises, and
+/// the traits they implement.
+pub use crate::pipeline::{
+    BodyKind, Decoding, Entity, Json, Optional, Raw, Receive, ReturnKind, Stream, Text, Unit, Whole,
+};
 pub use crate::pipeline::{Core, HeaderMapArg, HeaderPart, RequestArgs};
 
 use bytes::Bytes;
-use serde::de::DeserializeOwned;
 
 use crate::multipart::{FilePart, Part};
-use crate::{BodyStream, Builder, Error, FileBody, Response, ResponseEntity, StreamingResponse};
+use crate::{BodyStream, Builder, FileBody};
 
 /// What a fallback gets for an argument its failed call consumed (a stream, a file, a part):
 /// the same announcement where there is one (file name, content type), with content that fails
@@ -274,201 +277,4 @@ pub fn fallback_factory<T: ?Sized + 'static, F: crate::FallbackFactory<T>>(
 /// Starts the builder of a generated client.
 pub fn builder<C: FromCore>(meta: &'static ClientMeta) -> Builder<C> {
     Builder::new(meta)
-}
-
-/// Decodes a 2xx response into `T` with the client's Decoder.
-pub fn decode<T: DeserializeOwned>(
-    core: &Core,
-    meta: &'static MethodMeta,
-    res: Result<Response, Error>,
-) -> Result<T, Error> {
-    res.and_then(|r| core.decode_body(meta, r))
-}
-
-/// `Option<T>`: 404 was mapped to `None` by `execute_optional`.
-pub fn decode_optional<T: DeserializeOwned>(
-    core: &Core,
-    meta: &'static MethodMeta,
-    res: Result<Option<Response>, Error>,
-) -> Result<Option<T>, Error> {
-    res.and_then(|r| r.map(|r| core.decode_body(meta, r)).transpose())
-}
-
-/// `()`: the body is read (so the connection can be reused) and dropped.
-pub fn decode_unit(
-    _core: &Core,
-    _meta: &'static MethodMeta,
-    res: Result<Response, Error>,
-) -> Result<(), Error> {
-    res.map(drop)
-}
-
-/// `Option<()>`.
-pub fn decode_unit_optional(
-    _core: &Core,
-    _meta: &'static MethodMeta,
-    res: Result<Option<Response>, Error>,
-) -> Result<Option<()>, Error> {
-    res.map(|r| r.map(drop))
-}
-
-/// `String`: the body as UTF-8; invalid UTF-8 is a decode error.
-pub fn decode_string(
-    core: &Core,
-    meta: &'static MethodMeta,
-    res: Result<Response, Error>,
-) -> Result<String, Error> {
-    res.and_then(|r| core.body_string(meta, r))
-}
-
-/// `Option<String>`.
-pub fn decode_string_optional(
-    core: &Core,
-    meta: &'static MethodMeta,
-    res: Result<Option<Response>, Error>,
-) -> Result<Option<String>, Error> {
-    res.and_then(|r| r.map(|r| core.body_string(meta, r)).transpose())
-}
-
-/// `Bytes`: the raw body.
-pub fn decode_bytes(
-    _core: &Core,
-    _meta: &'static MethodMeta,
-    res: Result<Response, Error>,
-) -> Result<Bytes, Error> {
-    res.map(Response::into_body)
-}
-
-/// `Option<Bytes>`.
-pub fn decode_bytes_optional(
-    _core: &Core,
-    _meta: &'static MethodMeta,
-    res: Result<Option<Response>, Error>,
-) -> Result<Option<Bytes>, Error> {
-    res.map(|r| r.map(Response::into_body))
-}
-
-/// `Response`: status, headers and body as received.
-pub fn decode_response(
-    _core: &Core,
-    _meta: &'static MethodMeta,
-    res: Result<Response, Error>,
-) -> Result<Response, Error> {
-    res
-}
-
-/// `Option<Response>`.
-pub fn decode_response_optional(
-    _core: &Core,
-    _meta: &'static MethodMeta,
-    res: Result<Option<Response>, Error>,
-) -> Result<Option<Response>, Error> {
-    res
-}
-
-/// `StreamingResponse`: the 2xx head, its body still streaming.
-pub fn decode_streaming(
-    _core: &Core,
-    _meta: &'static MethodMeta,
-    res: Result<StreamingResponse, Error>,
-) -> Result<StreamingResponse, Error> {
-    res
-}
-
-/// `Option<StreamingResponse>`.
-pub fn decode_streaming_optional(
-    _core: &Core,
-    _meta: &'static MethodMeta,
-    res: Result<Option<StreamingResponse>, Error>,
-) -> Result<Option<StreamingResponse>, Error> {
-    res
-}
-
-/// `ResponseEntity<T>`: the body through the client's Decoder, with status and headers.
-pub fn decode_entity<T: DeserializeOwned>(
-    core: &Core,
-    meta: &'static MethodMeta,
-    res: Result<Response, Error>,
-) -> Result<ResponseEntity<T>, Error> {
-    res.and_then(|r| core.decode_entity(meta, r))
-}
-
-/// `Option<ResponseEntity<T>>`.
-pub fn decode_entity_optional<T: DeserializeOwned>(
-    core: &Core,
-    meta: &'static MethodMeta,
-    res: Result<Option<Response>, Error>,
-) -> Result<Option<ResponseEntity<T>>, Error> {
-    res.and_then(|r| r.map(|r| core.decode_entity(meta, r)).transpose())
-}
-
-/// The entity of `response` with its body made by `body`.
-fn entity<T>(
-    response: Response,
-    body: impl FnOnce(Bytes) -> Result<T, Error>,
-) -> Result<ResponseEntity<T>, Error> {
-    let (status, headers, bytes) = response.into_parts();
-    Ok(ResponseEntity::new(status, headers, body(bytes)?))
-}
-
-/// `ResponseEntity<()>`: status and headers, the body dropped.
-pub fn decode_entity_unit(
-    _core: &Core,
-    _meta: &'static MethodMeta,
-    res: Result<Response, Error>,
-) -> Result<ResponseEntity<()>, Error> {
-    res.and_then(|r| entity(r, drop_body))
-}
-
-/// `Option<ResponseEntity<()>>`.
-pub fn decode_entity_unit_optional(
-    _core: &Core,
-    _meta: &'static MethodMeta,
-    res: Result<Option<Response>, Error>,
-) -> Result<Option<ResponseEntity<()>>, Error> {
-    res.and_then(|r| r.map(|r| entity(r, drop_body)).transpose())
-}
-
-fn drop_body(_: Bytes) -> Result<(), Error> {
-    Ok(())
-}
-
-/// `ResponseEntity<String>`: the body as UTF-8; invalid UTF-8 is a decode error.
-pub fn decode_entity_string(
-    _core: &Core,
-    meta: &'static MethodMeta,
-    res: Result<Response, Error>,
-) -> Result<ResponseEntity<String>, Error> {
-    res.and_then(|r| entity(r, |body| utf8(meta, body)))
-}
-
-/// `Option<ResponseEntity<String>>`.
-pub fn decode_entity_string_optional(
-    _core: &Core,
-    meta: &'static MethodMeta,
-    res: Result<Option<Response>, Error>,
-) -> Result<Option<ResponseEntity<String>>, Error> {
-    res.and_then(|r| r.map(|r| entity(r, |body| utf8(meta, body))).transpose())
-}
-
-fn utf8(meta: &'static MethodMeta, body: Bytes) -> Result<String, Error> {
-    String::from_utf8(Vec::from(body)).map_err(|e| Error::decode(e).with_method_key(meta.key))
-}
-
-/// `ResponseEntity<Bytes>`: the raw body.
-pub fn decode_entity_bytes(
-    _core: &Core,
-    _meta: &'static MethodMeta,
-    res: Result<Response, Error>,
-) -> Result<ResponseEntity<Bytes>, Error> {
-    res.and_then(|r| entity(r, Ok))
-}
-
-/// `Option<ResponseEntity<Bytes>>`.
-pub fn decode_entity_bytes_optional(
-    _core: &Core,
-    _meta: &'static MethodMeta,
-    res: Result<Option<Response>, Error>,
-) -> Result<Option<ResponseEntity<Bytes>>, Error> {
-    res.and_then(|r| r.map(|r| entity(r, Ok)).transpose())
 }

@@ -60,11 +60,7 @@ impl Credentials {
     /// The `Authorization: Basic ...` value these credentials stand for, marked sensitive;
     /// `None` only when the name or password cannot be sent in a header.
     pub fn basic_authorization(&self) -> Option<HeaderValue> {
-        let value = crate::interceptor::basic_value(&self.username, &self.password);
-        HeaderValue::try_from(value).ok().map(|mut v| {
-            v.set_sensitive(true);
-            v
-        })
+        crate::credential::basic(&self.username, &self.password)
     }
 }
 
@@ -105,7 +101,7 @@ pub fn split_userinfo(url: &str) -> (Cow<'_, str>, Option<Credentials>) {
 
 /// [`split_userinfo`] for a URL a request goes to: the URL without its userinfo, and the
 /// credentials as the sensitive Basic `Authorization` value they stand for.
-pub(crate) fn split_basic_auth(url: &str) -> (Cow<'_, str>, Option<HeaderValue>) {
+pub fn split_basic_auth(url: &str) -> (Cow<'_, str>, Option<HeaderValue>) {
     let (url, credentials) = split_userinfo(url);
     (url, credentials.and_then(|c| c.basic_authorization()))
 }

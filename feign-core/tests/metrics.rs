@@ -205,3 +205,44 @@ async fn a_streamed_call_is_timed_to_its_head() {
         "reading the body records nothing more: {after:?}"
     );
 }
+
+/// Generates `ReceiptsClient`.
+#[feign_client("receipts")]
+trait Receipts {
+    /// Answers 200 with a body that is not the JSON of `Receipt`.
+    #[get("/receipts/garbled")]
+    async fn garbled(&self) -> Result<Receipt, Error>;
+}
+
+/// What `Receipts::garbled` should have answered.
+#[derive(Debug, serde::Deserialize)]
+#[allow(dead_code)]
+struct Receipt {
+    id: u64,
+}
+
+/// Decoding runs inside the call, so a body that does not decode is a failed call for the
+/// metrics: its status, and the decode error as its error type.
+#[tokio::test]
+async fn a_body_that_does_not_decode_is_recorded_as_a_decode_error() {
+    let _exclusive = EXCLUSIVE.lock().await;
+    snapshotter();
+    let router = Router::new().route(
+        "/receipts/garbled",
+        get(|| async {
+            (
+                [("content-type", "application/json")],
+                "{\"id\": \"twelve\"}",
+            )
+        }),
+    );
+    let server = Server::start(router).await;
+    let receipts = ReceiptsClient::builder().url(server.url()).build().unwrap();
+    let error = receipts.garbled().await.unwrap_err();
+    assert!(error.is_decode(), "{error}");
+    let durations = series("http.client.request.duration", "Receipts#garbled");
+    assert_eq!(durations.len(), 1, "{durations:?}");
+    let (seen, _) = &durations[0];
+    assert_eq!(seen.get("http.response.status_code").unwrap(), "200");
+    assert_eq!(seen.get("error.type").unwrap(), "decode");
+}

@@ -265,23 +265,13 @@ fn method_impl(
     } else {
         quote!(mut __feign_req)
     };
-    let (optional, decode, ok) = match &sig.output {
-        ReturnType::Type(_, ret) => {
-            let ok = ty::result_ok(ret)
-                .cloned()
-                .unwrap_or_else(|| syn::parse_quote!(()));
-            let (optional, decode) = ty::decode(&ok);
-            (optional, decode, ok)
-        }
-        ReturnType::Default => (false, Decode::Unit, syn::parse_quote!(())),
+    let ok: Type = match &sig.output {
+        ReturnType::Type(_, ret) => ty::result_ok(ret)
+            .cloned()
+            .unwrap_or_else(|| syn::parse_quote!(())),
+        ReturnType::Default => syn::parse_quote!(()),
     };
-    let execute = match (decode, optional) {
-        (Decode::Streaming, false) => quote!(execute_streaming),
-        (Decode::Streaming, true) => quote!(execute_streaming_optional),
-        (_, true) => quote!(execute_optional),
-        (_, false) => quote!(execute),
-    };
-    let decoded = decode_call(krate, optional, decode, &ok);
+    let kind = return_kind(krate, &ok);
     let result = if fallback {
         let trait_ident = &client.original.ident;
         let method_ident = &sig.ident;
@@ -298,7 +288,7 @@ fn method_impl(
             })
         });
         quote! {
-            match #decoded(&self.core, &META, __feign_res) {
+            match __feign_res {
                 ::core::result::Result::Ok(__feign_ok) => ::core::result::Result::Ok(__feign_ok),
                 ::core::result::Result::Err(__feign_err) => {
                     match self.core.fallback::<dyn #trait_ident>(__feign_err) {
@@ -313,14 +303,14 @@ fn method_impl(
             }
         }
     } else {
-        quote!(#decoded(&self.core, &META, __feign_res).map_err(::core::convert::From::from))
+        quote!(__feign_res.map_err(::core::convert::From::from))
     };
     quote! {
         #sig {
             static META: #krate::__private::MethodMeta = #meta;
             let #binding = self.core.request(&META);
             #(#statements)*
-            let __feign_res = self.core.#execute(__feign_req).await;
+            let __feign_res = self.core.call::<#kind>(__feign_req).await;
             #result
         }
     }
@@ -336,62 +326,54 @@ fn path_index(method: &Method<'_>, ident: &syn::Ident) -> usize {
         .unwrap_or_default()
 }
 
-fn decode_call(krate: &TokenStream, optional: bool, decode: Decode, ok: &Type) -> TokenStream {
-    let inner = if optional {
-        match ty::peel(ok) {
-            Type::Path(path) => match path.path.segments.last().map(|segment| &segment.arguments) {
-                Some(syn::PathArguments::AngleBracketed(args)) => {
-                    args.args.first().map(|arg| arg.to_token_stream())
-                }
-                _ => None,
-            },
-            _ => None,
-        }
-        .unwrap_or_else(|| quote!(()))
+/// The return kind `Core::call` is typed by, for the `T` of `Result<T, E>`.
+fn return_kind(krate: &TokenStream, ok: &Type) -> TokenStream {
+    let (optional, decode) = ty::decode(ok);
+    let value = if optional {
+        option_arg(ok).unwrap_or(ok)
     } else {
-        ok.to_token_stream()
+        ok
     };
-    let function = match (decode, optional) {
-        (Decode::Json, false) => return quote!(#krate::__private::decode::<#inner>),
-        (Decode::Json, true) => return quote!(#krate::__private::decode_optional::<#inner>),
-        (Decode::Unit, false) => "decode_unit",
-        (Decode::Unit, true) => "decode_unit_optional",
-        (Decode::String, false) => "decode_string",
-        (Decode::String, true) => "decode_string_optional",
-        (Decode::Bytes, false) => "decode_bytes",
-        (Decode::Bytes, true) => "decode_bytes_optional",
-        (Decode::Response, false) => "decode_response",
-        (Decode::Response, true) => "decode_response_optional",
-        (Decode::Streaming, false) => "decode_streaming",
-        (Decode::Streaming, true) => "decode_streaming_optional",
-        (Decode::Entity(body), optional) => return entity_call(krate, optional, body, ok),
+    let kind = match decode {
+        Decode::Unit => quote!(#krate::__private::Unit),
+        Decode::String => quote!(#krate::__private::Text),
+        Decode::Bytes => quote!(#krate::__private::Raw),
+        Decode::Response => quote!(#krate::__private::Whole),
+        Decode::Streaming => quote!(#krate::__private::Stream),
+        Decode::Json => quote!(#krate::__private::Json<#value>),
+        Decode::Entity(body) => {
+            let body = match body {
+                Body::Unit => quote!(#krate::__private::Unit),
+                Body::String => quote!(#krate::__private::Text),
+                Body::Bytes => quote!(#krate::__private::Raw),
+                Body::Json => {
+                    let inner =
+                        ty::entity_body(ok).map_or_else(|| quote!(()), ToTokens::to_token_stream);
+                    quote!(#krate::__private::Json<#inner>)
+                }
+            };
+            quote!(#krate::__private::Entity<#body>)
+        }
     };
-    let function = format_ident!("{}", function);
-    quote!(#krate::__private::#function)
+    if optional {
+        quote!(#krate::__private::Optional<#kind>)
+    } else {
+        kind
+    }
 }
 
-/// The decoding of a `ResponseEntity<T>`: `T` as it would be decoded alone.
-fn entity_call(krate: &TokenStream, optional: bool, body: Body, ok: &Type) -> TokenStream {
-    let function = match body {
-        Body::Unit => "decode_entity_unit",
-        Body::String => "decode_entity_string",
-        Body::Bytes => "decode_entity_bytes",
-        Body::Json => {
-            let function = if optional {
-                quote!(decode_entity_optional)
-            } else {
-                quote!(decode_entity)
-            };
-            let inner = ty::entity_body(ok).map_or_else(|| quote!(()), ToTokens::to_token_stream);
-            return quote!(#krate::__private::#function::<#inner>);
-        }
+/// The `T` of an `Option<T>`.
+fn option_arg(ty: &Type) -> Option<&Type> {
+    let Type::Path(path) = ty::peel(ty) else {
+        return None;
     };
-    let function = if optional {
-        format_ident!("{}_optional", function)
-    } else {
-        format_ident!("{}", function)
-    };
-    quote!(#krate::__private::#function)
+    match &path.path.segments.last()?.arguments {
+        syn::PathArguments::AngleBracketed(args) => match args.args.first()? {
+            syn::GenericArgument::Type(inner) => Some(inner),
+            _ => None,
+        },
+        _ => None,
+    }
 }
 
 fn method_meta(

@@ -221,8 +221,7 @@ impl OrderServiceClient {
     pub async fn get_order(&self, id: u64) -> Result<String, Error> {
         let mut req = self.core.request(&GET_ORDER);
         req.path(0, &id);
-        let res = self.core.execute(req).await;
-        __private::decode_string(&self.core, &GET_ORDER, res)
+        self.core.call::<__private::Text>(req).await
     }
 
     /// `POST /orders/{id}` with the body `{}`, the answer as text.
@@ -230,8 +229,7 @@ impl OrderServiceClient {
         let mut req = self.core.request(&CREATE_ORDER);
         req.path(0, &id);
         req.body_raw("{}");
-        let res = self.core.execute(req).await;
-        __private::decode_string(&self.core, &CREATE_ORDER, res)
+        self.core.call::<__private::Text>(req).await
     }
 }
 

@@ -177,24 +177,23 @@ impl OrderClient {
     pub async fn get_order(&self, id: &(impl std::fmt::Display + ?Sized)) -> Result<Order, Error> {
         let mut req = self.core.request(&GET_ORDER);
         req.path(0, id);
-        let res = self.core.execute(req).await;
-        __private::decode::<Order>(&self.core, &GET_ORDER, res)
+        self.core.call::<__private::Json<Order>>(req).await
     }
 
     /// `GET /orders/{id}`, the body as text.
     pub async fn get_order_text(&self, id: &str) -> Result<String, Error> {
         let mut req = self.core.request(&GET_ORDER);
         req.path(0, id);
-        let res = self.core.execute(req).await;
-        __private::decode_string(&self.core, &GET_ORDER, res)
+        self.core.call::<__private::Text>(req).await
     }
 
     /// `GET /orders/{id}` with 404 meaning `None`.
     pub async fn try_get(&self, id: u64) -> Result<Option<Order>, Error> {
         let mut req = self.core.request(&GET_ORDER);
         req.path(0, &id);
-        let res = self.core.execute_optional(req).await;
-        __private::decode_optional::<Order>(&self.core, &GET_ORDER, res)
+        self.core
+            .call::<__private::Optional<__private::Json<Order>>>(req)
+            .await
     }
 
     /// `GET /orders/{id}/items/{item}` (path variables bound out of order), the body as text.
@@ -202,8 +201,7 @@ impl OrderClient {
         let mut req = self.core.request(&GET_ITEM);
         req.path(1, item);
         req.path(0, id);
-        let res = self.core.execute(req).await;
-        __private::decode_string(&self.core, &GET_ITEM, res)
+        self.core.call::<__private::Text>(req).await
     }
 
     /// `GET /orders` with an optional `status`, repeated `tag`s and free pairs in the query.
@@ -223,16 +221,14 @@ impl OrderClient {
         for (name, value) in pairs {
             req.query(name, value);
         }
-        let res = self.core.execute(req).await;
-        __private::decode_string(&self.core, &FIND, res)
+        self.core.call::<__private::Text>(req).await
     }
 
     /// `GET /orders` with a query built from a serializable map or struct.
     pub async fn find_map<T: Serialize + ?Sized>(&self, filter: &T) -> Result<String, Error> {
         let mut req = self.core.request(&FIND);
         req.query_map(filter);
-        let res = self.core.execute(req).await;
-        __private::decode_string(&self.core, &FIND, res)
+        self.core.call::<__private::Text>(req).await
     }
 
     /// `POST /orders` with a JSON body and an `X-Request-Id` header.
@@ -240,8 +236,7 @@ impl OrderClient {
         let mut req = self.core.request(&CREATE);
         req.body(order);
         req.header("X-Request-Id", rid);
-        let res = self.core.execute(req).await;
-        __private::decode::<Order>(&self.core, &CREATE, res)
+        self.core.call::<__private::Json<Order>>(req).await
     }
 
     /// `POST /orders` with headers from a map and a raw body.
@@ -252,53 +247,48 @@ impl OrderClient {
         let mut req = self.core.request(&CREATE);
         req.header_map(headers);
         req.body_raw("raw body");
-        let res = self.core.execute(req).await;
-        __private::decode_unit(&self.core, &CREATE, res)
+        self.core.call::<__private::Unit>(req).await
     }
 
     /// `POST /orders` with a form-encoded body; the response body as bytes.
     pub async fn create_form<T: Serialize + ?Sized>(&self, form: &T) -> Result<Bytes, Error> {
         let mut req = self.core.request(&CREATE);
         req.form(form);
-        let res = self.core.execute(req).await;
-        __private::decode_bytes(&self.core, &CREATE, res)
+        self.core.call::<__private::Raw>(req).await
     }
 
     /// `DELETE /orders/{id}`, expecting no body.
     pub async fn cancel(&self, id: &str) -> Result<(), Error> {
         let mut req = self.core.request(&CANCEL);
         req.path(0, id);
-        let res = self.core.execute(req).await;
-        __private::decode_unit(&self.core, &CANCEL, res)
+        self.core.call::<__private::Unit>(req).await
     }
 
     /// `GET /raw`, the whole response.
     pub async fn raw(&self) -> Result<Response, Error> {
         let req = self.core.request(&RAW);
-        let res = self.core.execute(req).await;
-        __private::decode_response(&self.core, &RAW, res)
+        self.core.call::<__private::Whole>(req).await
     }
 
     /// `GET /raw`, decoded as any JSON value.
     pub async fn raw_json(&self) -> Result<serde_json::Value, Error> {
         let req = self.core.request(&RAW);
-        let res = self.core.execute(req).await;
-        __private::decode::<serde_json::Value>(&self.core, &RAW, res)
+        self.core
+            .call::<__private::Json<serde_json::Value>>(req)
+            .await
     }
 
     /// `GET /raw` under [`SLOW`]'s 200 ms read timeout.
     pub async fn slow(&self) -> Result<Bytes, Error> {
         let req = self.core.request(&SLOW);
-        let res = self.core.execute(req).await;
-        __private::decode_bytes(&self.core, &SLOW, res)
+        self.core.call::<__private::Raw>(req).await
     }
 
     /// `GET /raw` with one header from the arguments.
     pub async fn header(&self, name: &str, value: &str) -> Result<(), Error> {
         let mut req = self.core.request(&RAW);
         req.header(name, value);
-        let res = self.core.execute(req).await;
-        __private::decode_unit(&self.core, &RAW, res)
+        self.core.call::<__private::Unit>(req).await
     }
 }
 

@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex, PoisonError, Weak};
 use feign_config::{Config, ConfigError, LiveConfig};
 
 use super::Builder;
-use crate::pipeline::{Core, LiveCore};
+use crate::pipeline::{Core, CoreInner, Live};
 use crate::Error;
 
 /// The switch, the older name first so that the Spring Cloud 4 name wins.
@@ -53,7 +53,7 @@ impl<C> Builder<C> {
     /// breaker and bulkhead settings. A call keeps the settings it started with to its end; the
     /// calls that start after the swap use the new ones. The breakers' and the bulkhead's state,
     /// and the transport's connections, are kept while their own properties read the same. The
-    /// layers of [`layer`](Builder::layer) are applied again, so their state starts afresh.
+    /// layers of [`layer`](Builder::layer), set in code, are kept as they are, state included.
     ///
     /// A new value the client cannot bind (an unknown key, a duration that does not parse, an
     /// invalid URL) changes nothing in it: the error, naming the key and its file, is logged at
@@ -92,14 +92,12 @@ impl<C> Builder<C> {
     /// `build` of a builder given [`live_config`](Builder::live_config).
     pub(super) fn build_live(mut self) -> Result<Core, Error> {
         let Some(live) = self.live.take() else {
-            let (inner, layers) = self.build_inner()?;
-            return Ok(Core::new(inner, &layers));
+            return Ok(Core::new(self.build_inner()?));
         };
         let config = live.current();
         // Without the client type, which the listener, `'static`, need not name.
         let base: Builder<()> = self.clone_base();
-        let (inner, layers) = self.config(&config)?.build_inner()?;
-        let core = Core::new(inner, &layers);
+        let core = Core::new(self.config(&config)?.build_inner()?);
         if !refresh_enabled(&config)? {
             return Ok(core);
         }
@@ -158,7 +156,7 @@ fn refresh_enabled(config: &Config) -> Result<bool, ConfigError> {
 /// force.
 struct Follower {
     base: Builder<()>,
-    current: Weak<LiveCore>,
+    current: Weak<Live<CoreInner>>,
     applied: Mutex<Arc<Config>>,
 }
 
@@ -171,7 +169,7 @@ impl Follower {
         let mut applied = self.applied.lock().unwrap_or_else(PoisonError::into_inner);
         match self.rebuild(&current, &applied, config) {
             Ok(core) => {
-                current.store(core);
+                current.store(core.into_inner());
                 *applied = config.clone();
                 tracing::info!(
                     service = self.base.meta.service,
@@ -188,19 +186,27 @@ impl Follower {
 
     /// The client's core under `config`, with the state of the previous core that `config`
     /// leaves as it was.
-    fn rebuild(&self, current: &LiveCore, before: &Config, config: &Config) -> Result<Core, Error> {
-        let (mut inner, layers) = self.base.clone_base::<()>().config(config)?.build_inner()?;
-        let old = current.current();
+    fn rebuild(
+        &self,
+        current: &Live<CoreInner>,
+        before: &Config,
+        config: &Config,
+    ) -> Result<Core, Error> {
+        let mut inner = self.base.clone_base::<()>().config(config)?.build_inner()?;
+        let old = current.load();
+        // The layers are set in code, never by properties: the same ones, state included.
+        inner.around.clone_from(&old.around);
         if same(before, config, &RESILIENCE) {
             inner.resilience = old.resilience.clone();
         }
         let keeps_transport = self.base.client.is_none()
             && same(before, config, &TRANSPORT)
             && same_bundles(before, config);
-        if keeps_transport {
-            inner.client = old.client.clone();
+        // The exchange was just built, so it is not shared yet.
+        if let Some(exchange) = Arc::get_mut(&mut inner.exchange).filter(|_| keeps_transport) {
+            exchange.client = old.exchange.client.clone();
         }
-        Ok(Core::new(inner, &layers))
+        Ok(Core::new(inner))
     }
 }
 

@@ -7,9 +7,9 @@ use std::time::Duration;
 use async_trait::async_trait;
 use http::header::{HeaderValue, AUTHORIZATION};
 
-use super::credential::{basic_value, bearer, credential};
 use super::token::{Refresher, TokenProvider};
 use super::{RequestInterceptor, RequestTemplate};
+use crate::credential::{basic, bearer};
 use crate::Error;
 
 /// Sets `Authorization: Bearer <token>` on every request, replacing any earlier value.
@@ -77,7 +77,7 @@ impl BasicAuth {
     /// An interceptor sending fixed credentials.
     pub fn new(user: impl AsRef<str>, password: impl AsRef<str>) -> Self {
         BasicAuth {
-            value: credential(&basic_value(user.as_ref(), password.as_ref())),
+            value: basic(user.as_ref(), password.as_ref()),
         }
     }
 }

@@ -28,9 +28,9 @@ impl Defaults {
         for (name, value) in headers {
             let invalid =
                 || Error::builder(format!("default header `{}` is invalid", printable(name)));
-            let name = crate::pipeline::header_name(name).ok_or_else(invalid)?;
-            if crate::pipeline::is_forbidden_header(&name)
-                || !crate::pipeline::is_clean_header_value(value.as_bytes())
+            let name = crate::headers::name(name).ok_or_else(invalid)?;
+            if crate::headers::is_forbidden(&name)
+                || !crate::headers::is_clean_value(value.as_bytes())
             {
                 return Err(invalid());
             }

@@ -22,11 +22,11 @@ impl DefaultHeaders {
     /// Adds a header. An invalid name or value makes every call fail with an interceptor
     /// error naming the header, before anything is sent.
     pub fn header(mut self, name: &str, value: &str) -> Self {
-        let parsed = crate::pipeline::header_name(name)
-            .filter(|n| !crate::pipeline::is_forbidden_header(n))
+        let parsed = crate::headers::name(name)
+            .filter(|n| !crate::headers::is_forbidden(n))
             .zip(
                 Some(value)
-                    .filter(|v| crate::pipeline::is_clean_header_value(v.as_bytes()))
+                    .filter(|v| crate::headers::is_clean_value(v.as_bytes()))
                     .and_then(|v| HeaderValue::try_from(v).ok()),
             );
         match parsed {
@@ -86,8 +86,8 @@ impl RequestId {
     /// the transport sets (`Host`, `Content-Length`…), is an error here rather than on every
     /// call.
     pub fn with_header(name: &str) -> Result<Self, Error> {
-        let name = crate::pipeline::header_name(name)
-            .filter(|name| !crate::pipeline::is_forbidden_header(name))
+        let name = crate::headers::name(name)
+            .filter(|name| !crate::headers::is_forbidden(name))
             .ok_or_else(|| Error::builder("invalid request id header name"))?;
         Ok(RequestId { name })
     }

@@ -1,7 +1,6 @@
 //! Request interceptors: code that sees and may change every request before it is sent.
 
 mod auth;
-mod credential;
 mod defaults;
 mod headers;
 mod response;
@@ -15,7 +14,6 @@ use async_trait::async_trait;
 use crate::Error;
 
 pub use auth::{BasicAuth, BearerAuth};
-pub(crate) use credential::basic_value;
 pub(crate) use defaults::Defaults;
 pub use headers::{DefaultHeaders, RequestId};
 pub use response::{

@@ -151,21 +151,8 @@ impl RequestTemplate {
 }
 
 fn parse_header(name: &str, value: &str) -> Result<(HeaderName, HeaderValue), Error> {
-    let name = crate::pipeline::header_name(name)
-        .ok_or_else(|| Error::interceptor("invalid header name"))?;
-    if crate::pipeline::is_forbidden_header(&name) {
-        return Err(Error::interceptor(format!(
-            "header `{name}` is managed by the transport"
-        )));
-    }
-    if !crate::pipeline::is_clean_header_value(value.as_bytes()) {
-        return Err(Error::interceptor(format!(
-            "invalid value for header `{name}`"
-        )));
-    }
-    let value = HeaderValue::try_from(value)
-        .map_err(|_| Error::interceptor(format!("invalid value for header `{name}`")))?;
-    Ok((name, value))
+    crate::headers::parse(name, Bytes::copy_from_slice(value.as_bytes()))
+        .map_err(|refused| refused.into_error(crate::error::Kind::Interceptor))
 }
 
 impl fmt::Debug for RequestTemplate {

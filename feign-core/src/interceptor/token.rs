@@ -10,7 +10,7 @@ use async_trait::async_trait;
 use http::HeaderValue;
 use tokio::time::Instant;
 
-use super::credential::bearer;
+use crate::credential::bearer;
 use crate::sync::{AsyncMutex, Mutex, MutexGuard};
 use crate::{BoxError, Error};
 

@@ -32,7 +32,7 @@ enum Piece {
 pub(crate) fn encode(parts: Vec<(&'static str, Part)>) -> Result<(HeaderValue, Encoded), Error> {
     for (name, part) in &parts {
         if let Some(content_type) = &part.content_type {
-            if !crate::pipeline::is_clean_header_value(content_type.as_bytes()) {
+            if !crate::headers::is_clean_value(content_type.as_bytes()) {
                 return Err(Error::request(format!(
                     "part `{name}` has a content type that is not a valid header value"
                 )));

@@ -9,11 +9,11 @@ use http::header::{HeaderName, HeaderValue};
 use http::HeaderMap;
 use serde::Serialize;
 
-use super::headers::{insert_header, parse_header, static_headers};
 use super::observe::MethodState;
 use crate::body::{BodyStream, OneShot};
 use crate::codec::Encoder;
 use crate::escape;
+use crate::headers::{self, static_headers};
 use crate::interceptor::RequestTemplate;
 use crate::meta::{MethodMeta, PathPart};
 use crate::multipart::Part;
@@ -199,7 +199,7 @@ impl RequestArgs {
     }
 
     fn insert_header(&mut self, name: HeaderName, value: HeaderValue) {
-        insert_header(&mut self.headers, name, value);
+        headers::insert(&mut self.headers, name, value);
     }
 
     /// Adds a header from a parameter; CR, LF, NUL, other control bytes and non-ASCII make
@@ -211,7 +211,7 @@ impl RequestArgs {
                 "header `{name}` could not be formatted"
             )));
         }
-        match parse_header(name, Bytes::from(text)) {
+        match headers::parse_for_request(name, Bytes::from(text)) {
             Ok((name, value)) => self.insert_header(name, value),
             Err(e) => self.fail(e),
         }
@@ -239,14 +239,15 @@ impl RequestArgs {
     pub fn header_map<T: HeaderMapArg + ?Sized>(&mut self, value: &T) {
         let mut pending = Vec::new();
         let mut first_error = None;
-        value.each_header(
-            &mut |name, value| match parse_header(name, Bytes::copy_from_slice(value)) {
-                Ok(pair) => pending.push(pair),
-                Err(e) => {
-                    first_error.get_or_insert(e);
-                }
-            },
-        );
+        value.each_header(&mut |name, value| match headers::parse_for_request(
+            name,
+            Bytes::copy_from_slice(value),
+        ) {
+            Ok(pair) => pending.push(pair),
+            Err(e) => {
+                first_error.get_or_insert(e);
+            }
+        });
         if let Some(e) = first_error {
             return self.fail(e);
         }

@@ -1,21 +1,25 @@
 //! Middleware around the whole call: `tower::Layer`s over the call from the expanded request
 //! to the response, for rate limits, concurrency limits and caches.
+//!
+//! The layers wrap a service that owns nothing: each [`CallRequest`] carries the exchange it
+//! runs on, so the layered service is built once per client, never points back into it, and
+//! keeps its state when a live client's settings change.
 
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::{Arc, Weak};
+use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use tower::util::BoxCloneSyncService;
 use tower::{Layer, Service, ServiceExt as _};
 
-use super::args::RequestArgs;
-use super::call;
+use super::exchange::{Exchange, Expect};
 use super::observe::CallObservation;
-use super::CoreInner;
+use super::receive::Receive;
+use super::retrying;
 use crate::interceptor::RequestTemplate;
-use crate::{Error, Response};
+use crate::{Error, Response, StreamingResponse};
 
 /// The request a layer added with [`Builder::layer`](crate::Builder::layer) sees: the call's
 /// request as the request interceptors left it (method, path and query relative to the
@@ -25,24 +29,14 @@ use crate::{Error, Response};
 /// checked again before anything is sent.
 pub struct CallRequest {
     template: RequestTemplate,
-    /// A 404 is an answer (`Option` return types): it is not sent to the error decoder.
-    pub(super) optional: bool,
-    pub(super) observation: Arc<CallObservation>,
+    exchange: Arc<Exchange>,
+    expect: Expect,
+    /// A 2xx body is left streaming: the method returns a `StreamingResponse`.
+    streams: bool,
+    observation: Arc<CallObservation>,
 }
 
 impl CallRequest {
-    pub(super) fn new(
-        template: RequestTemplate,
-        optional: bool,
-        observation: Arc<CallObservation>,
-    ) -> CallRequest {
-        CallRequest {
-            template,
-            optional,
-            observation,
-        }
-    }
-
     /// The request.
     pub fn template(&self) -> &RequestTemplate {
         &self.template
@@ -58,8 +52,10 @@ impl CallRequest {
         self.template.method_key()
     }
 
-    pub(super) fn into_template(self) -> RequestTemplate {
-        self.template
+    /// Whether the method streams its 2xx body: the [`Response`] the layers get back then
+    /// carries only the head ([`Response::is_streaming`]).
+    pub fn streams_response(&self) -> bool {
+        self.streams
     }
 }
 
@@ -67,18 +63,17 @@ impl fmt::Debug for CallRequest {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("CallRequest")
             .field("template", &self.template)
+            .field("streams", &self.streams)
             .finish_non_exhaustive()
     }
 }
 
-/// The innermost service under the layers: the rest of the call, from the header checks through every
-/// attempt (the balancer's pick, the transport, response interceptors, the error decoder and
-/// retries). Its response is the one the decoder will get: a 2xx, or a 404 the method takes
-/// as an answer; any other status is already the error decoder's error.
-#[derive(Clone)]
-pub(crate) struct CallService {
-    core: Weak<CoreInner>,
-}
+/// The innermost service under the layers: the rest of the call, on the exchange its request
+/// carries (header checks, every attempt with its pick, transport, response interceptors and
+/// error decoder, retries). Its response is the one the decoder will get: a 2xx, or a 404 the
+/// method takes as an answer; any other status is already the error decoder's error.
+#[derive(Clone, Copy)]
+struct CallService;
 
 /// The future of a [`CallService`] call.
 type CallFuture = Pin<Box<dyn Future<Output = Result<Response, Error>> + Send>>;
@@ -93,24 +88,22 @@ impl Service<CallRequest> for CallService {
     }
 
     fn call(&mut self, request: CallRequest) -> CallFuture {
-        let core = self.core.clone();
         Box::pin(async move {
-            // The client is alive while one of its calls runs; a layer that kept the service
-            // beyond it gets an error, not a panic.
-            let inner = core
-                .upgrade()
-                .ok_or_else(|| Error::request("the client was dropped"))?;
-            let observation = request.observation.clone();
-            let optional = request.optional;
-            call::send_call::<Response>(&inner, request.into_template(), optional, &observation)
-                .await
+            let CallRequest {
+                template,
+                exchange,
+                expect,
+                streams,
+                observation,
+            } = request;
+            if streams {
+                retrying::run::<StreamingResponse>(&exchange, template, expect, &observation)
+                    .await
+                    .map(Receive::into_layered)
+            } else {
+                retrying::run::<Response>(&exchange, template, expect, &observation).await
+            }
         })
-    }
-}
-
-impl fmt::Debug for CallService {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("CallService")
     }
 }
 
@@ -118,7 +111,6 @@ impl fmt::Debug for CallService {
 pub(crate) type AroundService = BoxCloneSyncService<CallRequest, Response, Error>;
 
 /// One layer, erased: wraps the service built so far.
-/// Shared, so a live client rebuilt on new properties layers its call again.
 pub(crate) type Wrap = Arc<dyn Fn(AroundService) -> AroundService + Send + Sync>;
 
 /// Erases `layer` into a [`Wrap`].
@@ -132,33 +124,39 @@ where
     Arc::new(move |service| BoxCloneSyncService::new(layer.layer(service)))
 }
 
-/// The call service of `core` under `wraps`, the first added outermost; `None` without layers.
-pub(crate) fn build(core: &Weak<CoreInner>, wraps: &[Wrap]) -> Option<AroundService> {
+/// The call service under `wraps`, the first added outermost; `None` without layers.
+pub(crate) fn build(wraps: &[Wrap]) -> Option<AroundService> {
     if wraps.is_empty() {
         return None;
     }
-    let mut service = BoxCloneSyncService::new(CallService { core: core.clone() });
+    let mut service = BoxCloneSyncService::new(CallService);
     for wrap in wraps.iter().rev() {
         service = wrap(service);
     }
     Some(service)
 }
 
-/// [`run`](super::call::run) for a client with layers around the call: they get the intercepted request and
-/// answer a [`Response`] read whole, so a streaming method's body is read within the cap.
-pub(super) async fn run_around(
-    inner: &CoreInner,
-    service: AroundService,
-    args: RequestArgs,
-    optional: bool,
+/// The call of `template` through `layers` down to `exchange`; the layers' response is judged
+/// by the same status rule as an attempt's (a layer may answer any status itself).
+pub(super) async fn run<R: Receive>(
+    layers: &AroundService,
+    exchange: &Arc<Exchange>,
+    template: RequestTemplate,
+    expect: Expect,
     observation: Arc<CallObservation>,
-) -> Result<Option<Response>, Error> {
-    let template = call::intercepted(inner, args).await?;
+) -> Result<R, Error> {
     let key = template.meta.key;
-    let request = CallRequest::new(template, optional, observation);
-    let result = service
+    let request = CallRequest {
+        template,
+        exchange: exchange.clone(),
+        expect,
+        streams: R::STREAMS,
+        observation,
+    };
+    let response = layers
+        .clone()
         .oneshot(request)
         .await
-        .map_err(|e| e.with_method_key(key));
-    call::answer(inner, result, optional, key)
+        .map_err(|e| e.with_method_key(key))?;
+    R::from_layered(exchange.settle(response, expect, key)?)
 }

@@ -1,4 +1,4 @@
-//! Observing a call: one outcome per attempt for the balancer, and a span and metrics per call.
+//! Observing a call: its span and metrics, and what each attempt tells them.
 
 use std::sync::atomic::{AtomicU16, Ordering};
 use std::sync::OnceLock;
@@ -7,47 +7,11 @@ use http::{HeaderMap, StatusCode};
 use tokio::time::Instant;
 use tracing::Span;
 
-use super::headers::static_headers;
 use super::metrics::{Ending, MethodMetrics};
-use super::receive::Receive;
 use super::span::{self, RouteCallsite};
 use crate::cow_map::{CopyOnWriteMap, QuickHash};
 use crate::meta::{ClientMeta, MethodMeta};
-use crate::resolve::{AttemptOutcome, Chosen};
 use crate::Error;
-
-/// Reports how an attempt ended to its chosen instance's observer, exactly once: through
-/// [`AttemptGuard::finish`], or as `Discarded` when dropped unfinished. The clock is read only
-/// when there is an instance to report to.
-pub(crate) struct AttemptGuard {
-    chosen: Option<(Chosen, Instant)>,
-}
-
-impl AttemptGuard {
-    pub(crate) fn new(chosen: Option<Chosen>) -> Self {
-        AttemptGuard {
-            chosen: chosen.map(|chosen| (chosen, Instant::now())),
-        }
-    }
-
-    pub(crate) fn finish(mut self, outcome: &AttemptOutcome<'_>) {
-        self.report(outcome);
-    }
-
-    fn report(&mut self, outcome: &AttemptOutcome<'_>) {
-        if let Some((chosen, started)) = self.chosen.take() {
-            // One reading for both the attempt's length and the observer's timestamps.
-            let ended = Instant::now();
-            chosen.complete_at(outcome, ended.saturating_duration_since(started), ended);
-        }
-    }
-}
-
-impl Drop for AttemptGuard {
-    fn drop(&mut self) {
-        self.report(&AttemptOutcome::Discarded);
-    }
-}
 
 /// What is kept per client method, made on its first call: its static headers, parsed once,
 /// and what its spans and metrics need.
@@ -85,7 +49,7 @@ pub(crate) fn method_state(
             let route = meta.route.split('?').next().unwrap_or(meta.route);
             let template = route.split_once(' ').map_or(route, |(_, path)| path);
             Box::leak(Box::new(MethodState {
-                static_headers: static_headers(meta).ok(),
+                static_headers: crate::headers::static_headers(meta).ok(),
                 route,
                 template,
                 callsite: OnceLock::new(),
@@ -172,16 +136,18 @@ impl CallObservation {
     }
 
     /// The call ended with `result`: records the status or error on the span and the duration.
-    pub(crate) fn finish<R: Receive>(&self, result: &Result<Option<R>, Error>) {
+    /// An error with no status of its own (a decode error, a timeout) is recorded by its kind,
+    /// beside the status of the response it came after, if any.
+    pub(crate) fn finish(&self, result: Result<(), &Error>) {
+        let last_status = self.last_status.load(Ordering::Relaxed);
         let (status, error_kind) = match result {
-            Ok(Some(response)) => (response.status().as_u16(), None),
-            Ok(None) => (StatusCode::NOT_FOUND.as_u16(), None),
-            Err(error) => match error.status().map(|s| s.as_u16()) {
-                Some(status) => (status, None),
-                None => match self.last_status.load(Ordering::Relaxed) {
-                    0 => (0, Some(error.kind_label())),
-                    status => (status, None),
-                },
+            Ok(()) => (last_status, None),
+            Err(error) => match error.status() {
+                Some(status) => (status.as_u16(), None),
+                // A 4xx or 5xx names the failure itself; after a 2xx (a body that did not
+                // decode) or no response at all, the error's kind does.
+                None if last_status >= 400 => (last_status, None),
+                None => (last_status, Some(error.kind_label())),
             },
         };
         if !self.span.is_disabled() {

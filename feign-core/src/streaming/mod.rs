@@ -115,6 +115,13 @@ impl StreamingResponse {
         }
     }
 
+    /// This body under another head (the one layers left).
+    pub(crate) fn with_head(mut self, status: StatusCode, headers: HeaderMap) -> Self {
+        self.status = status;
+        self.headers = headers;
+        self
+    }
+
     /// Names the method in the errors the stream yields.
     pub(crate) fn with_method_key(mut self, key: &'static str) -> Self {
         self.method_key = Some(key);

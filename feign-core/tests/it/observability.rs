@@ -164,6 +164,27 @@ async fn a_failed_call_records_its_status_as_error_type_and_its_resends() {
     );
 }
 
+/// Decoding runs inside the call's span: a 200 whose body does not decode ends the span as an
+/// error of type `decode`, beside its status.
+#[tokio::test]
+async fn a_body_that_does_not_decode_ends_the_span_as_a_decode_error() {
+    let router = Router::new().route(
+        "/api/orders/{id}",
+        get(|| async { axum::Json(serde_json::json!({ "id": "not a number" })) }),
+    );
+    let server = Server::start(router).await;
+    let client = OrderClient::builder().url(server.url()).build().unwrap();
+    let (recorder, _guard) = record_spans();
+
+    let error = client.get_order(&1u64).await.unwrap_err();
+    assert!(error.is_decode(), "{error}");
+
+    let span = recorder.only_span();
+    assert_eq!(span.field("http.response.status_code"), Some("200"));
+    assert_eq!(span.field("error.type"), Some("decode"));
+    assert_eq!(span.field("otel.status_code"), Some("ERROR"));
+}
+
 #[tokio::test]
 async fn a_connect_failure_records_its_kind_as_error_type() {
     let client = OrderClient::builder()

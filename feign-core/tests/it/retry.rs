@@ -116,8 +116,7 @@ async fn post_marked_idempotent_is_retried() {
     let core = client.core();
     let mut req = core.request(&IDEMPOTENT_POST);
     req.body_raw("x");
-    let res = core.execute(req).await;
-    __private::decode_unit(core, &IDEMPOTENT_POST, res).unwrap();
+    core.call::<__private::Unit>(req).await.unwrap();
     assert_eq!(calls.load(Ordering::SeqCst), 3);
 }
 
@@ -465,11 +464,11 @@ async fn a_client_without_path_prefix_calls_the_root() {
         idempotent: true,
         options: MethodOptions::NONE,
     };
-    let res = client.core.execute(client.core.request(&ROOT)).await;
-    assert_eq!(
-        __private::decode_string(&client.core, &ROOT, res).unwrap(),
-        "root"
-    );
+    let res = client
+        .core
+        .call::<__private::Text>(client.core.request(&ROOT))
+        .await;
+    assert_eq!(res.unwrap(), "root");
     assert_eq!(server.targets(), ["/"]);
 }
 

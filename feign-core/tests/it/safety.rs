@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use axum::extract::{Path, RawQuery};
 use axum::routing::{any, get};
 use axum::Router;
-use feign_core::__private::{HttpMethod, MethodMeta, MethodOptions, PathPart};
+use feign_core::__private::{HttpMethod, MethodMeta, MethodOptions, PathPart, Unit};
 use feign_core::{interceptor_fn, BearerAuth, LogLevel, RequestTemplate, Retryer};
 use feign_test_support::{Captured, OrderClient, Server};
 
@@ -91,7 +91,7 @@ async fn a1_an_invalid_static_header_fails_every_call_of_its_method() {
     let core = client.core();
     for _ in 0..2 {
         let err = core
-            .execute(core.request(&BAD_HEADER))
+            .call::<Unit>(core.request(&BAD_HEADER))
             .await
             .expect_err("an invalid static header");
         assert!(err.is_request(), "{err:?}");

@@ -123,8 +123,8 @@ where
         .authority()
         .is_some_and(|a| a.as_str().contains('@'))
     {
-        let (_, credentials) = feign_core::split_userinfo(&request.uri().to_string());
-        if let Some(value) = credentials.and_then(|c| c.basic_authorization()) {
+        let (_, authorization) = feign_core::split_basic_auth(&request.uri().to_string());
+        if let Some(value) = authorization {
             request
                 .headers_mut()
                 .entry(http::header::AUTHORIZATION)

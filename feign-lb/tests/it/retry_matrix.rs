@@ -141,6 +141,5 @@ async fn call(
 ) -> Result<(), feign_core::Error> {
     let core = client.core();
     let req = core.request(meta);
-    let res = core.execute(req).await;
-    __private::decode_unit(core, meta, res)
+    core.call::<__private::Unit>(req).await
 }
