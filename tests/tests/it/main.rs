@@ -21,5 +21,6 @@ mod lb_failover;
 mod resilience_adaptive;
 mod resilience_breaker;
 mod resilience_bulkhead;
+mod resilience_decode;
 mod resilience_fallback;
 mod test_double;
