@@ -166,6 +166,7 @@ pub mod openapi {
     pub use crate::openapi::OpenApi;
 }
 
+pub use crate::builder::{ClientTrait, FromCore};
 pub use crate::meta::{ClientMeta, HttpMethod, MethodMeta, MethodOptions, PathPart};
 /// The return kinds `Core::call` is typed by, one per return type the macro recognises, and
 /// the traits they implement.
@@ -251,19 +252,6 @@ pub fn kept<T: KeepForFallback>(kept: Option<T>) -> T {
 /// A borrowed byte part, copied.
 pub fn bytes_of<T: AsRef<[u8]> + ?Sized>(value: &T) -> Bytes {
     Bytes::copy_from_slice(value.as_ref())
-}
-
-/// Built clients are made from a [`Core`] by the generated `from_core`.
-pub trait FromCore: Sized {
-    /// Wraps the built core in the generated client type.
-    fn from_core(core: Core) -> Self;
-}
-
-/// The client's trait object, for the fallback setters of the builder. Generated for every
-/// client whose trait is object safe (no generic methods, no `impl Trait` parameters).
-pub trait ClientTrait {
-    /// `dyn Trait` of the client's trait.
-    type Trait: ?Sized + Send + Sync + 'static;
 }
 
 /// Names the trait object a `fallback_factory = F` must serve, so a wrong `F` is reported once,
