@@ -111,14 +111,15 @@ impl<C> Builder<C> {
         Ok(core)
     }
 
-    /// A copy of every setting but the live source.
+    /// A copy of every setting but the live source and the layers: those are built once, with
+    /// the first core, and every rebuilt core takes them from its predecessor.
     fn clone_base<D>(&self) -> Builder<D> {
         Builder {
             meta: self.meta,
             url: self.url.clone(),
             interceptors: self.interceptors.clone(),
             response_interceptors: self.response_interceptors.clone(),
-            layers: self.layers.clone(),
+            layers: Vec::new(),
             compression: self.compression.clone(),
             encoder: self.encoder.clone(),
             decoder: self.decoder.clone(),

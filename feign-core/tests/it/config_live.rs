@@ -1,16 +1,17 @@
 //! `Builder::live_config`: clients that follow `application.yml` as it changes
 //! (`spring.cloud.openfeign.client.refresh-enabled`), against loopback servers: the read timeout
 //! changed under a loop of calls, a bad value kept out, the URL, a default header and the
-//! circuit breaker changed, the breaker's state kept across an unrelated change.
+//! circuit breaker changed, the breaker's state kept across an unrelated change, the layers kept
+//! with their state.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use axum::routing::get;
 use axum::Router;
 use feign_core::config::LiveConfig;
-use feign_core::{feign_client, Error};
+use feign_core::{feign_client, CallRequest, Error};
 use feign_test_support::{recording_server, Captured, Server, TempDir};
 use tracing::Level;
 
@@ -282,4 +283,78 @@ async fn breaker_settings_change_on_reload_and_its_state_survives_other_changes(
     assert!(live.reload().unwrap());
     assert!(client.fail().await.unwrap_err().is_circuit_open());
     assert_eq!(server.request_count(), before);
+}
+
+/// A layer whose every service counts the calls it saw in a counter of its own, made when the
+/// layer wraps the call: the counters it made tell whether a client wrapped its call again.
+#[derive(Clone, Default)]
+struct Counting {
+    made: Arc<std::sync::Mutex<Vec<Arc<AtomicUsize>>>>,
+}
+
+impl<S> tower::Layer<S> for Counting {
+    type Service = Counted<S>;
+
+    fn layer(&self, inner: S) -> Counted<S> {
+        let counter = Arc::new(AtomicUsize::new(0));
+        self.made.lock().unwrap().push(counter.clone());
+        Counted { inner, counter }
+    }
+}
+
+/// A service of [`Counting`]: counts each call, then passes it on.
+#[derive(Clone)]
+struct Counted<S> {
+    inner: S,
+    counter: Arc<AtomicUsize>,
+}
+
+impl<S: tower::Service<CallRequest>> tower::Service<CallRequest> for Counted<S> {
+    type Response = S::Response;
+    type Error = S::Error;
+    type Future = S::Future;
+
+    fn poll_ready(
+        &mut self,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Result<(), S::Error>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, request: CallRequest) -> S::Future {
+        self.counter.fetch_add(1, Ordering::SeqCst);
+        self.inner.call(request)
+    }
+}
+
+#[tokio::test]
+async fn a_reload_keeps_the_layers_and_their_state() {
+    let (first, _) = recording_server(|_: &_| "first").await;
+    let (second, _) = recording_server(|_: &_| "second").await;
+    let dir = TempDir::new("live-layers");
+    let file = dir.write("application.yml", &application_yml(&first, "", ""));
+    let live = LiveConfig::from_files([&file]).unwrap();
+    let counting = Counting::default();
+    let client = OrdersClient::builder()
+        .layer(counting.clone())
+        .live_config(&live)
+        .build()
+        .unwrap();
+    assert_eq!(client.slow().await.unwrap(), "first");
+
+    std::fs::write(&file, application_yml(&second, "", "")).unwrap();
+    assert!(live.reload().unwrap());
+    assert_eq!(client.slow().await.unwrap(), "second");
+
+    let made = counting.made.lock().unwrap();
+    assert_eq!(
+        made.len(),
+        1,
+        "the call was wrapped once, not again on reload"
+    );
+    assert_eq!(
+        made[0].load(Ordering::SeqCst),
+        2,
+        "one layer state saw both calls"
+    );
 }
