@@ -79,7 +79,7 @@ impl Call {
     /// Picks the instance of the next attempt; `headers` are the request's (hints, sticky
     /// cookies). The error names the service and why no instance could be had.
     pub(crate) fn choose(&mut self, headers: &HeaderMap) -> Result<Attempt, Error> {
-        let call = CallInfo::new(&self.service, "", &self.method).with_idempotent(self.idempotent);
+        let call = info(&self.service, &self.method, self.idempotent);
         self.attempts.choose(&self.lb, call, headers)
     }
 
@@ -101,8 +101,7 @@ impl Call {
         let Some(policy) = self.policy.clone().filter(|_| replayable) else {
             return Next::Done;
         };
-        let call = CallInfo::new(&self.service, self.method.as_str(), &self.method)
-            .with_idempotent(self.idempotent);
+        let call = info(&self.service, &self.method, self.idempotent);
         match self.attempts.decide(&*policy, call, &error, None) {
             RetryDecision::Retry { delay, .. } => {
                 tracing::debug!(
@@ -116,6 +115,12 @@ impl Call {
             _ => Next::Done,
         }
     }
+}
+
+/// What every attempt of a call of `method` to `service` shares; its method key is the HTTP
+/// method's name, since a plain request has no client method.
+fn info<'a>(service: &'a str, method: &'a Method, idempotent: bool) -> CallInfo<'a> {
+    CallInfo::new(service, method.as_str(), method).with_idempotent(idempotent)
 }
 
 /// Reports `attempt` as failed with `error`, and gives the error back.
