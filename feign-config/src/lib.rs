@@ -25,9 +25,12 @@
 //!   (`true`/`false`, `on`/`off`, `yes`/`no`), lists (YAML sequences, `key[0]` lines, or
 //!   `a,b`), maps (`key.<name>`).
 //! - **Errors name the key and the file**: every [`ConfigError`] about a property says which
-//!   property and which file (or `environment variable NAME`) it came from. Binders call
-//!   [`Property::unknown`] for a key of their section that they do not know: a misspelt key
-//!   is an error at start, never a silent default.
+//!   property and which file (or `environment variable NAME`) it came from.
+//!   Binders call [`Property::unknown`] for a key of their section that they do not know:
+//!   a misspelt key is an error at start, never a silent default.
+//! - **Documents and profiles**: a file may hold several documents (`---` in YAML, `#---` in
+//!   properties), later ones winning; one with `spring.config.activate.on-profile` counts only
+//!   while its profile expression holds for `spring.profiles.active` (see [`Config`]).
 //! - **Live properties**: [`LiveConfig`] reads the same sources again on
 //!   [`reload`](LiveConfig::reload) or while it [`watch`](LiveConfig::watch)es them, swaps
 //!   the new [`Config`] in whole, and tells its listeners; a file that does not parse keeps
@@ -60,6 +63,7 @@ mod duration;
 mod error;
 mod key;
 mod live;
+mod profiles;
 mod property;
 mod source;
 

@@ -95,11 +95,7 @@ impl Property {
     /// The value as a list: a YAML sequence or `key[i]` lines item by item, otherwise split at
     /// `,`; items are trimmed and empty ones dropped.
     pub fn as_list(&self) -> Vec<String> {
-        let items: Vec<String> = match &self.value {
-            Value::List(items) => items.iter().map(|s| s.trim().to_owned()).collect(),
-            Value::Scalar(s) => s.split(',').map(|s| s.trim().to_owned()).collect(),
-        };
-        items.into_iter().filter(|s| !s.is_empty()).collect()
+        self.value.items()
     }
 
     /// A boolean as Spring reads one: `true`/`false`, `on`/`off`, `yes`/`no`, `1`/`0`, any case.

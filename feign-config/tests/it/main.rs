@@ -1,5 +1,6 @@
 //! feign-config's integration tests, one binary, in the layout the other crates share.
 
+mod documents;
 mod live;
 mod props;
 mod sources;
