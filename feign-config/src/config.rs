@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use crate::property::Property;
 use crate::source::{self, Entry, Value};
+use crate::warned::Warned;
 use crate::{relaxed, ConfigError};
 
 /// Spring-style properties from files, the environment and code, later sources overriding
@@ -24,16 +25,19 @@ use crate::{relaxed, ConfigError};
 ///
 /// `Debug` lists the sources, never a value.
 /// Two are equal when they hold the same properties from the same sources in the same order.
+/// Clones share one record of the warnings [`Property::warn`] gave, so each is given once.
 #[derive(Clone, Default, PartialEq, Eq)]
 pub struct Config {
     /// In the order read; later entries override earlier ones.
     entries: Vec<Entry>,
+    warned: Warned,
 }
 
 /// The entries of a [`Config`] in force: those of documents whose profiles are active, in
 /// order.
 struct InForce<'a> {
     entries: Vec<&'a Entry>,
+    warned: &'a Warned,
 }
 
 /// The files Spring Boot reads from a directory, in order.
@@ -84,6 +88,7 @@ impl Config {
     pub fn from_yaml_str(text: &str, origin: &str) -> Result<Self, ConfigError> {
         Ok(Config {
             entries: source::yaml(text, &Arc::from(origin))?,
+            warned: Warned::default(),
         })
     }
 
@@ -91,6 +96,7 @@ impl Config {
     pub fn from_properties_str(text: &str, origin: &str) -> Result<Self, ConfigError> {
         Ok(Config {
             entries: source::properties(text, &Arc::from(origin))?,
+            warned: Warned::default(),
         })
     }
 
@@ -250,6 +256,7 @@ impl Config {
                 .iter()
                 .filter(|e| e.on_profile.as_ref().is_none_or(|p| p.matches(&active)))
                 .collect(),
+            warned: &self.warned,
         }
     }
 
@@ -297,6 +304,7 @@ impl InForce<'_> {
             value,
             entry.origin.clone(),
             depth,
+            self.warned.clone(),
         ))
     }
 

@@ -26,8 +26,12 @@
 //!   `a,b`), maps (`key.<name>`).
 //! - **Errors name the key and the file**: every [`ConfigError`] about a property says which
 //!   property and which file (or `environment variable NAME`) it came from.
-//!   Binders call [`Property::unknown`] for a key of their section that they do not know:
-//!   a misspelt key is an error at start, never a silent default.
+//! - **Every key is known**: each binder describes the keys under its prefixes as a
+//!   [`Namespace`] and checks them before binding. A key is bound; or a Spring key accepted and
+//!   ignored with a warning naming it ([`Key::ignored`], logged once per `Config`); or refused
+//!   with a reason ([`Key::refused`]); any other is an error at start naming the nearest known
+//!   key, so a misspelt key is never a silent default:
+//!   `` `spring.cloud.openfeign.compresion.request.enabled` in application.yml: unknown property, did you mean `spring.cloud.openfeign.compression.request.enabled`? ``
 //! - **Documents and profiles**: a file may hold several documents (`---` in YAML, `#---` in
 //!   properties), later ones winning; one with `spring.config.activate.on-profile` counts only
 //!   while its profile expression holds for `spring.profiles.active` (see [`Config`]).
@@ -62,14 +66,18 @@ mod config;
 mod duration;
 mod error;
 mod key;
+mod keys;
 mod live;
+mod nearest;
 mod profiles;
 mod property;
 mod source;
+mod warned;
 
 pub use config::Config;
 pub use duration::DurationUnit;
 pub use error::ConfigError;
 pub use key::relaxed;
+pub use keys::{Key, Namespace};
 pub use live::{LiveConfig, Watcher};
 pub use property::Property;

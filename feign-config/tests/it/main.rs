@@ -2,5 +2,6 @@
 
 mod documents;
 mod live;
+mod namespaces;
 mod props;
 mod sources;
