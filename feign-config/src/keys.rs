@@ -226,6 +226,39 @@ impl Namespace {
     }
 }
 
+/// The namespaces of one binder (feign-core's `spring.cloud.openfeign`, `feign` and
+/// `resilience4j`), checked together.
+#[derive(Debug, Clone, Copy)]
+pub struct Namespaces(&'static [Namespace]);
+
+impl Namespaces {
+    /// These namespaces.
+    pub const fn new(namespaces: &'static [Namespace]) -> Namespaces {
+        Namespaces(namespaces)
+    }
+
+    /// [`Namespace::check`] of each.
+    pub fn check(&self, config: &Config) -> Result<(), ConfigError> {
+        self.0
+            .iter()
+            .try_for_each(|namespace| namespace.check(config))
+    }
+
+    /// [`Namespace::unbound`] of the namespace `property` is in; outside them all, the plain
+    /// unknown-property error.
+    pub fn unbound(&self, property: &Property) -> Result<(), ConfigError> {
+        match self.0.iter().find(|n| n.rest(property).is_some()) {
+            Some(namespace) => namespace.unbound(property),
+            None => Err(property.unknown()),
+        }
+    }
+
+    /// [`Namespace::bound_examples`] of each.
+    pub fn bound_examples(&self) -> Vec<String> {
+        self.0.iter().flat_map(Namespace::bound_examples).collect()
+    }
+}
+
 /// Whether `pattern` matches the relaxed segments `name`.
 fn matches(pattern: &str, name: &[String]) -> bool {
     let mut segments = pattern.split('.');

@@ -78,6 +78,6 @@ pub use config::Config;
 pub use duration::DurationUnit;
 pub use error::ConfigError;
 pub use key::relaxed;
-pub use keys::{Key, Namespace};
+pub use keys::{Key, Namespace, Namespaces};
 pub use live::{LiveConfig, Watcher};
 pub use property::Property;

@@ -46,18 +46,26 @@ pub(crate) fn nearest(key: &[String], candidates: Vec<Candidate>) -> Option<Cand
     best.map(|(_, candidate)| candidate)
 }
 
-/// How near two keys are, judged on the segments between those they share at the start and at
-/// the end (the rest of a long key says nothing about a typo): their edit distance (a
-/// transposition is one edit), then their Jaro-Winkler likeness.
+/// How near two keys are: first how many leading segments they share (the more, the more
+/// specific the match: `timeout` for `timeout-duration` in the same section beats a sibling
+/// section spelt alike), then, over the segments between those they share at the start and at
+/// the end (the rest of a long key says nothing about a typo), their Jaro-Winkler likeness and
+/// their edit distance (a transposition is one edit).
 struct Likeness {
-    edits: usize,
+    front: usize,
     jaro_winkler: f64,
+    edits: usize,
 }
 
 impl Likeness {
     fn beats(&self, other: &Likeness) -> bool {
+        if self.front != other.front {
+            return self.front > other.front;
+        }
+        if self.jaro_winkler != other.jaro_winkler {
+            return self.jaro_winkler > other.jaro_winkler;
+        }
         self.edits < other.edits
-            || (self.edits == other.edits && self.jaro_winkler > other.jaro_winkler)
     }
 }
 
@@ -79,15 +87,17 @@ fn likeness(a: &[String], b: &[String]) -> Option<Likeness> {
     let edits = strsim::osa_distance(&a, &b);
     if a.is_empty() || b.is_empty() {
         return Some(Likeness {
+            front,
+            jaro_winkler: NEAR_ENOUGH,
             edits,
-            jaro_winkler: 0.0,
         });
     }
     let jaro_winkler = strsim::jaro_winkler(&a, &b);
     let few_edits = edits <= (a.chars().count() / 3).max(1);
     (few_edits || jaro_winkler >= NEAR_ENOUGH).then_some(Likeness {
-        edits,
+        front,
         jaro_winkler,
+        edits,
     })
 }
 
@@ -139,6 +149,14 @@ mod tests {
         assert_eq!(suggest("client.config.orders.foo.bar", &keys), None);
         assert_eq!(suggest("client.config.orders.colour", &keys), None);
         assert_eq!(suggest("lazy", &keys), None);
+        assert_eq!(
+            suggest(
+                "timelimiter.instances.orders.timeout",
+                &["ratelimiter.**", "timelimiter.instances.*.timeout-duration"]
+            )
+            .as_deref(),
+            Some("timelimiter.instances.orders.timeout-duration")
+        );
         assert_eq!(
             suggest("client.config.orders.ulr", &keys).as_deref(),
             Some("client.config.orders.url")
