@@ -118,4 +118,3 @@ const TOP_ONLY: &[Key] = &[
     )
     .unless(false),
 ];
-
