@@ -6,8 +6,8 @@
 //! | prefix | bound by |
 //! |---|---|
 //! | `spring.cloud.openfeign.client.*`, `feign.client.*` | `feign_core::Builder::config` |
-//! | `spring.cloud.openfeign.circuitbreaker.*`, `feign.circuitbreaker.*`, `resilience4j.circuitbreaker.*`, `resilience4j.bulkhead.*` | `feign_core::Builder::config` |
-//! | `spring.cloud.loadbalancer.*` | `feign_lb::Builder::config` |
+//! | `spring.cloud.openfeign.*` and `feign.*` besides (compression, HTTP client, circuit breaker switches), `resilience4j.*` (circuit breaker, bulkhead, time limiter) | `feign_core::Builder::config` |
+//! | `spring.cloud.loadbalancer.*`, `feign.loadbalancer.*` | `feign_lb::Builder::config` |
 //! | `eureka.*`, `spring.application.name`, `server.port` | `feign_eureka::EurekaClientBuilder::config` (and `feign_eureka::SpringConfig`) |
 //!
 //! What it does, as Spring Boot does:
