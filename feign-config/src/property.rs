@@ -176,7 +176,8 @@ impl Property {
 
     /// Logs a warning about this property at `WARN` (target `feign_config`, fields `key` and
     /// `origin`): `` `key` in origin: why ``. A `Config` and its clones give each warning once,
-    /// however many binders read the property. Never shows the value.
+    /// however many binders read the property. It adds no value of its own: `why` says what
+    /// it says.
     pub fn warn(&self, why: impl fmt::Display) {
         let message = format!("`{}` in {}: {why}", self.key, self.origin);
         if self.warned.first(&message) {

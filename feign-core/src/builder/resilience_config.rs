@@ -82,12 +82,12 @@ impl<C> Builder<C> {
         for property in limiter.others() {
             time_limit(property)?;
         }
-        let mut limit = None;
+        let mut deadline = None;
         for property in limiter.this_client() {
-            limit = time_limit(property)?.or(limit);
+            deadline = time_limit(property)?.or(deadline);
         }
-        if let (Some(limit), Some(_)) = (limit, &self.resilience.circuit_breaker) {
-            self.options = self.options.total_timeout(limit);
+        if let (Some(deadline), Some(_)) = (deadline, &self.resilience.circuit_breaker) {
+            self.options = self.options.total_timeout(deadline);
         }
 
         let bulkhead = Sections::read(config, BULKHEAD, &service)?;
