@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use crate::property::Property;
 use crate::source::{self, Entry, Value};
+use crate::warned::Warned;
 use crate::{relaxed, ConfigError};
 
 /// Spring-style properties from files, the environment and code, later sources overriding
@@ -16,12 +17,27 @@ use crate::{relaxed, ConfigError};
 /// from the working directory, then the environment, as Spring Boot does. Lookups use relaxed
 /// names and resolve `${key}` / `${key:default}` placeholders.
 ///
+/// A file may hold several documents (`---` in YAML, `#---` in properties), later ones
+/// overriding earlier ones; a document with `spring.config.activate.on-profile` counts only
+/// while its profile expression (`prod`, `!test`, `eu & (prod | staging)`) holds for the
+/// active profiles: `spring.profiles.active` and `spring.profiles.include` from any source
+/// (`SPRING_PROFILES_ACTIVE` in the environment), else `spring.profiles.default` (`default`).
+///
 /// `Debug` lists the sources, never a value.
 /// Two are equal when they hold the same properties from the same sources in the same order.
+/// Clones share one record of the warnings [`Property::warn`] gave, so each is given once.
 #[derive(Clone, Default, PartialEq, Eq)]
 pub struct Config {
     /// In the order read; later entries override earlier ones.
     entries: Vec<Entry>,
+    warned: Warned,
+}
+
+/// The entries of a [`Config`] in force: those of documents whose profiles are active, in
+/// order.
+struct InForce<'a> {
+    entries: Vec<&'a Entry>,
+    warned: &'a Warned,
 }
 
 /// The files Spring Boot reads from a directory, in order.
@@ -72,6 +88,7 @@ impl Config {
     pub fn from_yaml_str(text: &str, origin: &str) -> Result<Self, ConfigError> {
         Ok(Config {
             entries: source::yaml(text, &Arc::from(origin))?,
+            warned: Warned::default(),
         })
     }
 
@@ -79,6 +96,7 @@ impl Config {
     pub fn from_properties_str(text: &str, origin: &str) -> Result<Self, ConfigError> {
         Ok(Config {
             entries: source::properties(text, &Arc::from(origin))?,
+            warned: Warned::default(),
         })
     }
 
@@ -154,9 +172,9 @@ impl Config {
 
     /// The winning value of `key` (relaxed name), placeholders resolved.
     pub fn get(&self, key: &str) -> Result<Option<Property>, ConfigError> {
-        let name = relaxed(key);
-        match self.latest(&name) {
-            Some(entry) => self.resolved(entry, 0).map(Some),
+        let in_force = self.in_force();
+        match in_force.latest(&relaxed(key)) {
+            Some(entry) => in_force.resolved(entry, 0).map(Some),
             None => Ok(None),
         }
     }
@@ -167,8 +185,9 @@ impl Config {
     pub fn section(&self, prefix: &str) -> Result<Vec<Property>, ConfigError> {
         let prefix = relaxed(prefix.trim_end_matches('.'));
         let depth = prefix.split('.').count();
+        let in_force = self.in_force();
         let mut latest: BTreeMap<&str, &Entry> = BTreeMap::new();
-        for entry in &self.entries {
+        for entry in &in_force.entries {
             let inside = entry
                 .name
                 .strip_prefix(prefix.as_str())
@@ -187,7 +206,7 @@ impl Config {
         }
         latest
             .into_values()
-            .map(|entry| self.resolved(entry, depth))
+            .map(|entry| in_force.resolved(entry, depth))
             .collect()
     }
 
@@ -213,6 +232,7 @@ impl Config {
     pub fn section_names(&self, prefix: &str) -> Vec<String> {
         let prefix = format!("{}.", relaxed(prefix.trim_end_matches('.')));
         let mut names: Vec<String> = self
+            .in_force()
             .entries
             .iter()
             .filter_map(|e| e.name.strip_prefix(prefix.as_str()))
@@ -223,8 +243,49 @@ impl Config {
         names
     }
 
+    /// The entries of the documents whose profiles are active.
+    fn in_force(&self) -> InForce<'_> {
+        let active = if self.entries.iter().any(|e| e.on_profile.is_some()) {
+            self.active_profiles()
+        } else {
+            Vec::new()
+        };
+        InForce {
+            entries: self
+                .entries
+                .iter()
+                .filter(|e| e.on_profile.as_ref().is_none_or(|p| p.matches(&active)))
+                .collect(),
+            warned: &self.warned,
+        }
+    }
+
+    /// `spring.profiles.active` and `spring.profiles.include` (from documents for every
+    /// profile), else `spring.profiles.default`, else `default`.
+    fn active_profiles(&self) -> Vec<String> {
+        let latest = |name: &str| {
+            self.entries
+                .iter()
+                .rev()
+                .find(|e| e.on_profile.is_none() && e.name == name)
+                .map(|e| e.value.items())
+                .unwrap_or_default()
+        };
+        let mut active = latest("spring.profiles.active");
+        active.extend(latest("spring.profiles.include"));
+        if active.is_empty() {
+            active = latest("spring.profiles.default");
+        }
+        if active.is_empty() {
+            active.push("default".to_owned());
+        }
+        active
+    }
+}
+
+impl InForce<'_> {
     fn latest(&self, name: &str) -> Option<&Entry> {
-        self.entries.iter().rev().find(|e| e.name == name)
+        self.entries.iter().rev().find(|e| e.name == name).copied()
     }
 
     fn resolved(&self, entry: &Entry, depth: usize) -> Result<Property, ConfigError> {
@@ -243,6 +304,7 @@ impl Config {
             value,
             entry.origin.clone(),
             depth,
+            self.warned.clone(),
         ))
     }
 

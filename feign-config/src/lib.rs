@@ -6,8 +6,8 @@
 //! | prefix | bound by |
 //! |---|---|
 //! | `spring.cloud.openfeign.client.*`, `feign.client.*` | `feign_core::Builder::config` |
-//! | `spring.cloud.openfeign.circuitbreaker.*`, `feign.circuitbreaker.*`, `resilience4j.circuitbreaker.*`, `resilience4j.bulkhead.*` | `feign_core::Builder::config` |
-//! | `spring.cloud.loadbalancer.*` | `feign_lb::Builder::config` |
+//! | `spring.cloud.openfeign.*` and `feign.*` besides (compression, HTTP client, circuit breaker switches), `resilience4j.*` (circuit breaker, bulkhead, time limiter) | `feign_core::Builder::config` |
+//! | `spring.cloud.loadbalancer.*`, `feign.loadbalancer.*` | `feign_lb::Builder::config` |
 //! | `eureka.*`, `spring.application.name`, `server.port` | `feign_eureka::EurekaClientBuilder::config` (and `feign_eureka::SpringConfig`) |
 //!
 //! What it does, as Spring Boot does:
@@ -25,9 +25,16 @@
 //!   (`true`/`false`, `on`/`off`, `yes`/`no`), lists (YAML sequences, `key[0]` lines, or
 //!   `a,b`), maps (`key.<name>`).
 //! - **Errors name the key and the file**: every [`ConfigError`] about a property says which
-//!   property and which file (or `environment variable NAME`) it came from. Binders call
-//!   [`Property::unknown`] for a key of their section that they do not know: a misspelt key
-//!   is an error at start, never a silent default.
+//!   property and which file (or `environment variable NAME`) it came from.
+//! - **Every key is known**: each binder describes the keys under its prefixes as a
+//!   [`Namespace`] and checks them before binding. A key is bound; or a Spring key accepted and
+//!   ignored with a warning naming it ([`Key::ignored`], logged once per `Config`); or refused
+//!   with a reason ([`Key::refused`]); any other is an error at start naming the nearest known
+//!   key, so a misspelt key is never a silent default:
+//!   `` `spring.cloud.openfeign.compresion.request.enabled` in application.yml: unknown property, did you mean `spring.cloud.openfeign.compression.request.enabled`? ``
+//! - **Documents and profiles**: a file may hold several documents (`---` in YAML, `#---` in
+//!   properties), later ones winning; one with `spring.config.activate.on-profile` counts only
+//!   while its profile expression holds for `spring.profiles.active` (see [`Config`]).
 //! - **Live properties**: [`LiveConfig`] reads the same sources again on
 //!   [`reload`](LiveConfig::reload) or while it [`watch`](LiveConfig::watch)es them, swaps
 //!   the new [`Config`] in whole, and tells its listeners; a file that does not parse keeps
@@ -59,13 +66,18 @@ mod config;
 mod duration;
 mod error;
 mod key;
+mod keys;
 mod live;
+mod nearest;
+mod profiles;
 mod property;
 mod source;
+mod warned;
 
 pub use config::Config;
 pub use duration::DurationUnit;
 pub use error::ConfigError;
 pub use key::relaxed;
+pub use keys::{Key, Namespace, Namespaces};
 pub use live::{LiveConfig, Watcher};
 pub use property::Property;

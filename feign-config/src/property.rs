@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use crate::duration::{self, DurationUnit};
 use crate::source::Value;
+use crate::warned::Warned;
 use crate::ConfigError;
 
 /// A property as a binder sees it: its name as written, where it came from, and its value
@@ -21,6 +22,8 @@ pub struct Property {
     origin: Arc<str>,
     /// How many leading segments the section that returned it had.
     depth: usize,
+    /// The warnings its `Config` has given.
+    warned: Warned,
 }
 
 impl Property {
@@ -30,6 +33,7 @@ impl Property {
         value: Value,
         origin: Arc<str>,
         depth: usize,
+        warned: Warned,
     ) -> Property {
         Property {
             key,
@@ -37,6 +41,7 @@ impl Property {
             value,
             origin,
             depth,
+            warned,
         }
     }
 
@@ -95,11 +100,7 @@ impl Property {
     /// The value as a list: a YAML sequence or `key[i]` lines item by item, otherwise split at
     /// `,`; items are trimmed and empty ones dropped.
     pub fn as_list(&self) -> Vec<String> {
-        let items: Vec<String> = match &self.value {
-            Value::List(items) => items.iter().map(|s| s.trim().to_owned()).collect(),
-            Value::Scalar(s) => s.split(',').map(|s| s.trim().to_owned()).collect(),
-        };
-        items.into_iter().filter(|s| !s.is_empty()).collect()
+        self.value.items()
     }
 
     /// A boolean as Spring reads one: `true`/`false`, `on`/`off`, `yes`/`no`, `1`/`0`, any case.
@@ -166,9 +167,27 @@ impl Property {
         }
     }
 
-    /// The error for a property the binder of its section does not know.
+    /// The error for a property the binder of its section does not know. A binder with a
+    /// [`Namespace`](crate::Namespace) gives [`Namespace::unbound`](crate::Namespace::unbound)'s
+    /// error instead, which names the nearest known key.
     pub fn unknown(&self) -> ConfigError {
         self.error("unknown property")
+    }
+
+    /// Logs a warning about this property at `WARN` (target `feign_config`, fields `key` and
+    /// `origin`): `` `key` in origin: why ``. A `Config` and its clones give each warning once,
+    /// however many binders read the property. It adds no value of its own: `why` says what
+    /// it says.
+    pub fn warn(&self, why: impl fmt::Display) {
+        let message = format!("`{}` in {}: {why}", self.key, self.origin);
+        if self.warned.first(&message) {
+            tracing::warn!(
+                target: "feign_config",
+                key = %self.key,
+                origin = %self.origin,
+                "{message}"
+            );
+        }
     }
 
     /// The error for a value that does not parse; shows the value when it is short and the

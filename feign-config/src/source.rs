@@ -6,6 +6,7 @@ use std::sync::Arc;
 use saphyr::{Scalar, ScalarStyle, ScanError, Tag, Yaml, YamlLoader};
 use saphyr_parser::Parser;
 
+use crate::profiles::OnProfile;
 use crate::ConfigError;
 
 /// Why a value of a source cannot be read; [`yaml`] and [`properties`] put it in a
@@ -38,6 +39,23 @@ pub(crate) enum Value {
     List(Vec<String>),
 }
 
+impl Value {
+    /// As a list: a YAML sequence or `key[i]` lines item by item, otherwise split at `,`;
+    /// items are trimmed and empty ones dropped.
+    pub(crate) fn items(&self) -> Vec<String> {
+        let items: Vec<&str> = match self {
+            Value::List(items) => items.iter().map(String::as_str).collect(),
+            Value::Scalar(s) => s.split(',').collect(),
+        };
+        items
+            .into_iter()
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(str::to_owned)
+            .collect()
+    }
+}
+
 /// One property of one source.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Entry {
@@ -47,6 +65,9 @@ pub(crate) struct Entry {
     pub(crate) name: String,
     pub(crate) value: Value,
     pub(crate) origin: Arc<str>,
+    /// The profiles its document is for (`spring.config.activate.on-profile`); `None`: every
+    /// profile.
+    pub(crate) on_profile: Option<Arc<OnProfile>>,
 }
 
 impl Entry {
@@ -56,12 +77,65 @@ impl Entry {
             key,
             value,
             origin: origin.clone(),
+            on_profile: None,
+        }
+    }
+
+    fn error(&self, reason: impl Into<String>) -> ConfigError {
+        ConfigError::Property {
+            key: self.key.clone(),
+            origin: self.origin.to_string(),
+            reason: reason.into(),
         }
     }
 }
 
-/// Flattens a YAML document: nested maps become dotted names, sequences of scalars lists,
-/// sequences of maps `name[i].…`. One document only; a duplicate key is an error.
+/// The entries of one document, each marked with the profiles its
+/// `spring.config.activate.on-profile` names, as Spring Boot reads a multi-document file.
+/// `spring.config.activate.on-cloud-platform` and the pre-2.4 `spring.profiles` are errors, as
+/// is a `spring.profiles.*` key in a document for some profiles (Spring refuses it there too).
+fn activated(mut entries: Vec<Entry>) -> Result<Vec<Entry>, ConfigError> {
+    let mut on_profile = None;
+    for entry in &entries {
+        match entry.name.as_str() {
+            "spring.config.activate.onprofile" => {
+                let profiles =
+                    OnProfile::parse(&entry.value.items()).map_err(|why| entry.error(why))?;
+                on_profile = Some(Arc::new(profiles));
+            }
+            "spring.config.activate.oncloudplatform" => {
+                return Err(entry.error(
+                    "not supported: documents are activated by profile only (spring.config.activate.on-profile)",
+                ))
+            }
+            "spring.profiles" => {
+                return Err(entry.error(
+                    "Spring Boot 2.4 replaced it: use spring.config.activate.on-profile",
+                ))
+            }
+            _ => {}
+        }
+    }
+    if let Some(on_profile) = on_profile {
+        if let Some(entry) = entries
+            .iter()
+            .find(|e| e.name.starts_with("spring.profiles."))
+        {
+            return Err(entry.error(
+                "not allowed in a document activated by spring.config.activate.on-profile",
+            ));
+        }
+        for entry in &mut entries {
+            entry.on_profile = Some(on_profile.clone());
+        }
+    }
+    Ok(entries)
+}
+
+/// Flattens a YAML stream: nested maps become dotted names, sequences of scalars lists,
+/// sequences of maps `name[i].…`. Documents after a `---` follow the earlier ones, as in
+/// Spring Boot, each activated by its `spring.config.activate.on-profile`; a duplicate key is
+/// an error.
 pub(crate) fn yaml(text: &str, origin: &Arc<str>) -> Result<Vec<Entry>, ConfigError> {
     let malformed = |e: ScanError| ConfigError::source(origin, e.to_string());
     let mut loader = YamlLoader::<Yaml>::default();
@@ -73,19 +147,16 @@ pub(crate) fn yaml(text: &str, origin: &Arc<str>) -> Result<Vec<Entry>, ConfigEr
     if let Some(error) = loader.error() {
         return Err(malformed(error.clone()));
     }
-    let mut documents = loader.into_documents();
-    if documents.len() > 1 {
-        return Err(ConfigError::source(
-            origin,
-            "more than one YAML document is not supported",
-        ));
-    }
     let mut out = Vec::new();
-    match documents.pop() {
-        None | Some(Yaml::BadValue) => {}
-        Some(map @ Yaml::Mapping(_)) => flatten("", &map, origin, &mut out)?,
-        Some(other) if scalar(&other) == Some(Ok(String::new())) => {}
-        Some(_) => return Err(ConfigError::source(origin, "the document is not a mapping")),
+    for document in loader.into_documents() {
+        let mut entries = Vec::new();
+        match document {
+            Yaml::BadValue => {}
+            map @ Yaml::Mapping(_) => flatten("", &map, origin, &mut entries)?,
+            other if scalar(&other) == Some(Ok(String::new())) => {}
+            _ => return Err(ConfigError::source(origin, "a document is not a mapping")),
+        }
+        out.extend(activated(entries)?);
     }
     Ok(out)
 }
@@ -218,11 +289,17 @@ fn flatten(
 
 /// Reads a `.properties` document: `key=value`, `key: value` or `key value` lines, `#` and `!`
 /// comments, `\` line continuations, `\t \n \r \\ \uXXXX` escapes; `key[0]`, `key[1]`… lines
-/// form one list.
+/// form one list. A `#---` (or `!---`) line starts another document, as in Spring Boot, each
+/// activated by its `spring.config.activate.on-profile`.
 pub(crate) fn properties(text: &str, origin: &Arc<str>) -> Result<Vec<Entry>, ConfigError> {
+    let mut done: Vec<Entry> = Vec::new();
     let mut out: Vec<Entry> = Vec::new();
     let mut lines = text.lines().enumerate();
     while let Some((n, first)) = lines.next() {
+        if matches!(first.trim_end(), "#---" | "!---") {
+            done.extend(activated(std::mem::take(&mut out))?);
+            continue;
+        }
         let mut line = first.trim_start().to_owned();
         if line.is_empty() || line.starts_with('#') || line.starts_with('!') {
             continue;
@@ -248,7 +325,8 @@ pub(crate) fn properties(text: &str, origin: &Arc<str>) -> Result<Vec<Entry>, Co
         push_indexed(&mut out, key, value, origin)
             .map_err(|why| ConfigError::source(origin, format!("line {}: {why}", n + 1)))?;
     }
-    Ok(out)
+    done.extend(activated(out)?);
+    Ok(done)
 }
 
 fn ends_with_continuation(line: &str) -> bool {
@@ -432,10 +510,10 @@ mod tests {
     }
 
     #[test]
-    fn yaml_refuses_duplicates_several_documents_and_ill_tagged_values() {
+    fn yaml_refuses_duplicates_and_ill_tagged_values() {
         for bad in [
             "a: 1\na: 2\n",
-            "a: 1\n---\nb: 2\n",
+            "a: 1\n---\n- b\n",
             "c: !!int abc\n",
             "a: *nowhere\n",
         ] {

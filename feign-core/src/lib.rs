@@ -188,11 +188,36 @@
 //! `options.enabled-protocols`) are read as [`Tls::from_ssl_bundle`] describes; JKS bundles and
 //! `options.ciphers` are errors saying so.
 //!
-//! `spring.cloud.openfeign.client.default-config` renames the `default` section. Keys that
-//! name Java classes (`error-decoder`, `encoder`, `decoder`, `contract`, `request-interceptors`,
-//! `capabilities`, …), any other key under these prefixes, and values that do not parse are
-//! errors naming the key and its file. `micrometer.enabled` is refused too: metrics go through
-//! the `metrics` facade, and with no recorder installed they are off.
+//! `spring.cloud.openfeign.client.default-config` renames the `default` section.
+//!
+//! ## Every key is known
+//!
+//! Before binding, `config` checks every key under `spring.cloud.openfeign`, `feign` and
+//! `resilience4j` against one table (`src/builder/config/keys.rs`), so a Spring
+//! application's `application.yml` loads as it is and a misspelt key never passes unseen:
+//!
+//! - a key in the tables of this page is bound;
+//! - a Spring key feign-rs accepts and ignores is logged once at `WARN` (target
+//!   `feign_config`), naming it and saying why. Among them: `decode-slash: true` (a `/` in a
+//!   path argument is always sent as `%2F`), `lazy-attributes-resolution: true`,
+//!   `micrometer.enabled: false` (metrics go through the `metrics` facade),
+//!   `circuitbreaker.alphanumeric-ids.enabled`, Resilience4j's `register-health-indicator`
+//!   and `event-consumer-buffer-size`, `cancel-running-future: false` (a call past its time is
+//!   always dropped), and Resilience4j's `retry` and `ratelimiter` modules. A key that takes a
+//!   boolean is silent when it says what feign-rs does anyway (`decode-slash: false`);
+//! - a key that cannot be honoured is an error saying why: those that name Java classes
+//!   (`error-decoder`, `encoder`, `decoder`, `contract`, `request-interceptors`,
+//!   `capabilities`, …), Resilience4j's `record-exceptions` and predicates (use
+//!   [`Builder::failure_classifier`]), and `oauth2.enabled: true`: OAuth2 is not supported
+//!   yet, and a client that started without its tokens would fail every call, so it does not
+//!   start (send tokens with [`BearerAuth::refreshing`] and a [`TokenProvider`]);
+//! - any other key is an error naming the nearest known key:
+//!   `` `spring.cloud.openfeign.compresion.request.enabled` in application.yml: unknown property, did you mean `spring.cloud.openfeign.compression.request.enabled`? ``
+//!
+//! The table lists every key with its reason; it is the one list of the keys feign-core
+//! accepts and ignores.
+//!
+//! A value that does not parse is an error naming the key and its file.
 //!
 //! ## Compression properties
 //!
@@ -215,16 +240,19 @@
 //! client's name (`configs.<service>` below), which feign-rs always does. A breaker shared by
 //! the whole client is [`BreakerScope::PerClient`], set in code.
 //!
-//! Resilience4j's Spring Boot properties set the breaker and the bulkhead, each later section
-//! over the earlier: `resilience4j.circuitbreaker.configs.default.*`, then
+//! Resilience4j's Spring Boot properties set the breaker, the bulkhead and the time limit, each
+//! later section over the earlier: `resilience4j.circuitbreaker.configs.default.*`, then
 //! `resilience4j.circuitbreaker.configs.<service>.*` (Spring's group config; `<service>` is the
 //! service name the client was declared with, relaxed), then
 //! `resilience4j.circuitbreaker.instances.<service>.*`, and likewise under
-//! `resilience4j.bulkhead`. Any `resilience4j.bulkhead` property for the client but the
+//! `resilience4j.bulkhead` and `resilience4j.timelimiter`. Any `resilience4j.bulkhead` property for the client but the
 //! `adaptive.*` ones turns its bulkhead on; `adaptive.enabled: true` turns the adaptive
 //! concurrency limit on (alone, or inside the bulkhead), whose other `adaptive.*` settings are
-//! only checked while it is off; the breaker settings apply to a breaker switched on above or set in code, and
-//! are only checked otherwise. Sections of other names are checked, not applied.
+//! only checked while it is off; the breaker and time limiter settings apply to a breaker
+//! switched on above or set in code, and are only checked otherwise (in Spring the time limiter
+//! is part of the Resilience4j circuit breaker around the call). Sections of other names (a
+//! method's breaker name among them: Spring without `group.enabled` looks a method's limits up
+//! under `FooClient#bar()`; feign-rs's limits are per client) are checked, not applied.
 //!
 //! | `resilience4j.` module | setting (after `configs.default.`, `configs.<service>.` or `instances.<service>.`) | builder setting |
 //! |---|---|---|
@@ -243,18 +271,19 @@
 //! | `bulkhead` | `adaptive.initial-limit`, `adaptive.min-limit`, `adaptive.max-limit` | [`AdaptiveLimitConfig::initial_limit`], [`min_limit`](AdaptiveLimitConfig::min_limit), [`max_limit`](AdaptiveLimitConfig::max_limit) |
 //! | `bulkhead` | `adaptive.sample-window`, `adaptive.min-rtt-refresh` (ms, or `100ms`, `PT60S`) | [`AdaptiveLimitConfig::sample_window`], [`min_rtt_refresh`](AdaptiveLimitConfig::min_rtt_refresh) |
 //! | `bulkhead` | `adaptive.min-samples`, `adaptive.tolerance`, `adaptive.smoothing` | [`AdaptiveLimitConfig::min_samples`], [`tolerance`](AdaptiveLimitConfig::tolerance), [`smoothing`](AdaptiveLimitConfig::smoothing) |
-//! | both | `base-config`: `default` only (every section inherits it anyway) | — |
+//! | `timelimiter` | `timeout-duration` (ms, or `1s`, `PT1S`) | [`Options::total_timeout`]: the deadline of the whole call, retries included, as Resilience4j's time limiter bounds the Feign call; a call past it fails with [`Error::is_timeout`] |
+//! | `timelimiter` | `cancel-running-future`: `true` (what happens: the call is dropped) | — |
+//! | all three | `base-config`: `default` only (every section inherits it anyway) | — |
 //!
-//! Settings Resilience4j has and feign-rs does not (`record-exceptions`: use
-//! [`Builder::failure_classifier`]; `register-health-indicator`, `event-consumer-buffer-size`,
-//! …) are errors saying so, like any unknown key or bad value under these prefixes.
+//! Settings Resilience4j has and feign-rs does not are warned about or refused as
+//! [Every key is known](#every-key-is-known) says.
 //!
 //! # Cargo features
 //!
 //! | Feature | Default | What it does |
 //! |---|---|---|
 //! | `openapi` | off | `{Trait}Client::openapi()`: the client's OpenAPI 3.1 document, with the JSON Schema of each type that implements `schemars::JsonSchema`; `openapi::compare` against a server's spec (see the `openapi` module) |
-//! | `config` | on | [`Builder::config`]: OpenFeign's Spring properties (`spring.cloud.openfeign.client.config.*`, `feign.client.config.*`, `spring.cloud.openfeign.circuitbreaker.*`, `resilience4j.circuitbreaker.*`, `resilience4j.bulkhead.*`) from `application.yml`, `application.properties` and the environment, through [`config`] (the feign-config crate) |
+//! | `config` | on | [`Builder::config`]: OpenFeign's Spring properties (`spring.cloud.openfeign.client.config.*`, `feign.client.config.*`, `spring.cloud.openfeign.circuitbreaker.*`, `resilience4j.circuitbreaker.*`, `resilience4j.bulkhead.*`, `resilience4j.timelimiter.*`) from `application.yml`, `application.properties` and the environment, through [`config`] (the feign-config crate) |
 //! | `test-double` | off | [`double`]: a `{Trait}Double` beside every `{Trait}Client`, an implementation of the trait answering by the rules a test sets and recording the calls; enable it in `[dev-dependencies]` |
 //!
 //! TLS is always rustls (ring), and gzip responses are always decoded. [`Builder::tls`],

@@ -94,9 +94,18 @@
 //! | `feign.loadbalancer.policy`, `feign.loadbalancer.clients.<service>.policy` (ours: Spring picks policies by bean) | [`Policy`]: `round-robin`, `random`, `weighted`, `least-request`, `peak-ewma` |
 //!
 //! Health checks and caches wrap the supplier set on the builder (before or after `config`),
-//! and a service's own supplier when its `clients.<service>` section sets them. Any other key
-//! under these prefixes, and any value that does not parse, is an error naming the key and its
-//! file.
+//! and a service's own supplier when its `clients.<service>` section sets them.
+//!
+//! Every key under these prefixes is checked first, against one table
+//! (`src/balancer/properties/keys.rs`, the one list of the keys it accepts and ignores). A
+//! Spring key the balancer accepts and ignores is logged once at `WARN` (target
+//! `feign_config`), naming it and saying why; among them `enabled: false` (the balancer is on
+//! wherever it is given to a client: leave it out where clients call fixed URLs),
+//! `eager-load.clients`, `x-forwarded.enabled: true`, `health-check.repeat-health-check: false`
+//! and `api-version.*` (set in code: [`ServiceConfig::version_routing`]); a boolean that
+//! says what the balancer does anyway is silent. Any other key, and any value that does not
+//! parse, is an error naming the key and its file; an unknown key's error names the nearest
+//! known one (`did you mean …?`).
 //!
 //! # Cargo features
 //!

@@ -4,6 +4,7 @@
 
 use feign_config::{Config, ConfigError};
 
+use super::config::KEYS;
 use super::Builder;
 
 /// The prefixes, older first so that the Spring Cloud 4 names win.
@@ -25,7 +26,7 @@ impl<C> Builder<C> {
                         settings = settings.min_request_size(property.as_number::<usize>()?);
                     }
                     "response.enabled" => self.compression.response = property.as_bool()?,
-                    _ => return Err(property.unknown()),
+                    _ => KEYS.unbound(&property)?,
                 }
             }
         }

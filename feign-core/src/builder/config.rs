@@ -1,6 +1,7 @@
 //! [`Builder::config`]: OpenFeign's Spring properties onto the builder (feature `config`).
 
 mod hedging;
+mod keys;
 
 use feign_config::{relaxed, Config, ConfigError, DurationUnit, Property};
 
@@ -9,21 +10,10 @@ use crate::options::LogLevel;
 use crate::retry::Retryer;
 use crate::Error;
 
+pub(super) use keys::KEYS;
+
 /// The property prefixes read, older first so that the Spring Cloud 4 names win.
 const PREFIXES: [&str; 2] = ["feign.client", "spring.cloud.openfeign.client"];
-
-/// Spring class names (and values) of properties that select Java code; set them in code.
-const CODE_ONLY: [(&str, &str); 9] = [
-    ("errordecoder", "Builder::error_decoder"),
-    ("requestinterceptors", "Builder::interceptor"),
-    ("responseinterceptor", "Builder::response_interceptor"),
-    ("decoder", "Builder::decoder"),
-    ("encoder", "Builder::encoder"),
-    ("contract", "the #[feign_client] attributes"),
-    ("capabilities", "Builder::interceptor and Builder::client"),
-    ("querymapencoder", "#[query_map] parameters"),
-    ("exceptionpropagationpolicy", "the error decoder"),
-];
 
 /// Header or query values of one client, merged over the `default` section by name.
 #[derive(Default)]
@@ -59,15 +49,20 @@ impl<C> Builder<C> {
     /// The sections of other clients are checked as well (not applied), so a mistake in any of
     /// them is reported by the first client configured.
     ///
-    /// The circuit breaker and the bulkhead come from `spring.cloud.openfeign.circuitbreaker.enabled`
-    /// and Resilience4j's `resilience4j.circuitbreaker.*` / `resilience4j.bulkhead.*`, whose
-    /// `instances.<name>` is the service name (see the crate docs'
+    /// The circuit breaker, the bulkhead and the time limit come from
+    /// `spring.cloud.openfeign.circuitbreaker.enabled` and Resilience4j's
+    /// `resilience4j.circuitbreaker.*` / `resilience4j.bulkhead.*` / `resilience4j.timelimiter.*`,
+    /// whose `instances.<name>` is the service name (see the crate docs'
     /// [Circuit breaker and bulkhead](crate#circuit-breaker-and-bulkhead-properties) table).
     ///
     /// `spring.cloud.openfeign.client.default-config` names the default section (default
-    /// `default`). Properties that name Java classes (`error-decoder`, `encoder`,
-    /// `request-interceptors`, …) and any other key under these prefixes are errors naming the
-    /// key and its file, as is a value that does not parse.
+    /// `default`). Every key under `spring.cloud.openfeign`, `feign` and `resilience4j` is
+    /// checked first: Spring keys feign-rs accepts and ignores (`decode-slash`,
+    /// `lazy-attributes-resolution`, Resilience4j's `register-health-indicator`, …) are logged
+    /// once at `WARN`, naming the key; properties that name Java classes (`error-decoder`,
+    /// `encoder`, `request-interceptors`, …) and `oauth2.enabled: true` are errors saying why;
+    /// any other key is an error naming the nearest known key. A value that does not parse is
+    /// an error naming the key and its file.
     ///
     /// ```
     /// use feign_core::config::Config;
@@ -86,7 +81,10 @@ impl<C> Builder<C> {
     ///
     /// let typo = Config::from_yaml_str("feign.client.config.orders.read-timout: 5", "application.yml")?;
     /// let err = OrdersClient::builder().config(&typo).unwrap_err();
-    /// assert_eq!(err.to_string(), "`feign.client.config.orders.read-timout` in application.yml: unknown property");
+    /// assert_eq!(
+    ///     err.to_string(),
+    ///     "`feign.client.config.orders.read-timout` in application.yml: unknown property, did you mean `feign.client.config.orders.read-timeout`?"
+    /// );
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     ///
@@ -98,6 +96,7 @@ impl<C> Builder<C> {
 
     /// [`Builder::config`], with feign-config's error.
     fn bind_config(mut self, config: &Config) -> Result<Self, ConfigError> {
+        KEYS.check(config)?;
         let mut default_name = "default".to_owned();
         for prefix in PREFIXES {
             for property in config.section(prefix)? {
@@ -108,7 +107,7 @@ impl<C> Builder<C> {
                         property.as_bool()?;
                     }
                     rest if rest.starts_with("config.") && rest.matches('.').count() >= 2 => {}
-                    _ => return Err(property.unknown()),
+                    _ => KEYS.unbound(&property)?,
                 }
             }
         }
@@ -206,16 +205,8 @@ impl<C> Builder<C> {
                     headers.set(name, property.as_list(), true);
                 } else if let Some(name) = map_key(property, "defaultqueryparameters")? {
                     query.set(name, property.as_list(), false);
-                } else if rest == "micrometer.enabled" {
-                    return Err(property.error(
-                        "not supported per client: metrics go through the `metrics` facade, and with no recorder installed they are off",
-                    ));
-                } else if let Some((_, instead)) = CODE_ONLY.iter().find(|(k, _)| rest == *k) {
-                    return Err(property.error(format!(
-                        "names Java code, which cannot come from configuration: use {instead}"
-                    )));
                 } else {
-                    return Err(property.unknown());
+                    KEYS.unbound(property)?;
                 }
             }
         }

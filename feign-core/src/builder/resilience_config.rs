@@ -1,16 +1,20 @@
-//! The circuit breaker and bulkhead part of [`Builder::config`]: Spring Cloud OpenFeign's
-//! `spring.cloud.openfeign.circuitbreaker.*` switch and Resilience4j's Spring Boot properties
-//! `resilience4j.circuitbreaker.*` and `resilience4j.bulkhead.*`, whose `adaptive.*` settings
-//! (feign-rs's own) configure the adaptive concurrency limit.
+//! The circuit breaker, bulkhead and time limit part of [`Builder::config`]: Spring Cloud
+//! OpenFeign's `spring.cloud.openfeign.circuitbreaker.*` switch and Resilience4j's Spring Boot
+//! properties `resilience4j.circuitbreaker.*`, `resilience4j.bulkhead.*` (whose `adaptive.*`
+//! settings, feign-rs's own, configure the adaptive concurrency limit) and
+//! `resilience4j.timelimiter.*` (the call's total timeout).
 //!
 //! Resilience4j's `<name>` is the client's service name (relaxed). `configs.default` applies to
 //! every client; `configs.<service>` over it, where Spring Cloud OpenFeign with
 //! `circuitbreaker.group.enabled` finds a client's settings (its group config); then
 //! `instances.<service>`, the per-instance form Resilience4j setups often use. The sections of
-//! other names are checked, not applied.
+//! other names (a method's breaker name among them) are checked, not applied.
+
+use std::time::Duration;
 
 use feign_config::{relaxed, Config, ConfigError, DurationUnit, Property};
 
+use super::config::KEYS;
 use super::Builder;
 use crate::resilience::{AdaptiveLimitConfig, BulkheadConfig, CircuitBreakerConfig};
 
@@ -26,42 +30,12 @@ const BREAKER: &str = "resilience4j.circuitbreaker";
 /// Resilience4j's (semaphore) bulkhead properties.
 const BULKHEAD: &str = "resilience4j.bulkhead";
 
-/// Where a failed call is decided to count, which Resilience4j sets by exception class.
-const CLASSIFIER: &str =
-    "the failure classifier decides which errors count: use Builder::failure_classifier";
-
-/// Resilience4j settings with no counterpart here, and why.
-const UNSUPPORTED: [(&str, &str); 11] = [
-    ("recordexceptions", CLASSIFIER),
-    ("ignoreexceptions", CLASSIFIER),
-    ("recordfailurepredicate", CLASSIFIER),
-    ("ignoreexceptionpredicate", CLASSIFIER),
-    ("recordresultpredicate", CLASSIFIER),
-    (
-        "registerhealthindicator",
-        "there is no health endpoint: the state is in the metrics and CircuitBreakerConfig::subscribe",
-    ),
-    (
-        "allowhealthindicatortofail",
-        "there is no health endpoint: the state is in the metrics and CircuitBreakerConfig::subscribe",
-    ),
-    (
-        "eventconsumerbuffersize",
-        "state transitions are a stream: CircuitBreakerConfig::subscribe",
-    ),
-    (
-        "maxwaitdurationinhalfopenstate",
-        "a half-open breaker stays half-open until its trial calls are done",
-    ),
-    ("writablestacktraceenabled", "errors carry no stack trace"),
-    (
-        "fairCallHandlingStrategyEnabled",
-        "waiting calls are always served in order",
-    ),
-];
+/// Resilience4j's time limiter properties.
+const TIME_LIMITER: &str = "resilience4j.timelimiter";
 
 impl<C> Builder<C> {
-    /// Binds the circuit breaker switch, then Resilience4j's breaker and bulkhead settings.
+    /// Binds the circuit breaker switch, then Resilience4j's breaker, bulkhead and time limiter
+    /// settings.
     pub(super) fn bind_resilience(mut self, config: &Config) -> Result<Self, ConfigError> {
         let mut enabled = None;
         for prefix in SWITCH_PREFIXES {
@@ -74,12 +48,7 @@ impl<C> Builder<C> {
                     "group.enabled" => {
                         property.as_bool()?;
                     }
-                    "alphanumericids.enabled" => {
-                        return Err(property.error(
-                            "not supported: breakers are named `Trait#method` (per method) or by the service (per client)",
-                        ))
-                    }
-                    _ => return Err(property.unknown()),
+                    _ => KEYS.unbound(&property)?,
                 }
             }
         }
@@ -107,27 +76,43 @@ impl<C> Builder<C> {
             apply_breaker(target, property)?;
         }
 
+        // As in Spring, where the time limiter is part of the Resilience4j circuit breaker that
+        // wraps the call: without a breaker the settings are only checked.
+        let limiter = Sections::read(config, TIME_LIMITER, &service)?;
+        for property in limiter.others() {
+            time_limit(property)?;
+        }
+        let mut deadline = None;
+        for property in limiter.this_client() {
+            deadline = time_limit(property)?.or(deadline);
+        }
+        if let (Some(deadline), Some(_)) = (deadline, &self.resilience.circuit_breaker) {
+            self.options = self.options.total_timeout(deadline);
+        }
+
         let bulkhead = Sections::read(config, BULKHEAD, &service)?;
         for property in bulkhead.others() {
             match adaptive_setting(property) {
                 Some(setting) => {
                     apply_adaptive(&mut AdaptiveLimitConfig::default(), property, &setting)?;
                 }
-                None => apply_bulkhead(&mut BulkheadConfig::default(), property)?,
+                None => {
+                    apply_bulkhead(&mut BulkheadConfig::default(), property)?;
+                }
             }
         }
         let (adaptive, fixed): (Vec<&Property>, Vec<&Property>) = bulkhead
             .this_client()
             .partition(|property| adaptive_setting(property).is_some());
-        // Settings for this client turn its bulkhead on, as they would create it in Spring.
-        if !fixed.is_empty() {
-            let target = self
-                .resilience
-                .bulkhead
-                .get_or_insert_with(Default::default);
-            for property in fixed {
-                apply_bulkhead(target, property)?;
-            }
+        // Settings for this client turn its bulkhead on, as they would create it in Spring;
+        // keys accepted and ignored (`writable-stack-trace-enabled`) do not.
+        let mut settings = self.resilience.bulkhead.unwrap_or_default();
+        let mut set = false;
+        for property in fixed {
+            set |= apply_bulkhead(&mut settings, property)?;
+        }
+        if set {
+            self.resilience.bulkhead = Some(settings);
         }
         // The adaptive limit has its own switch; without it its settings are only checked.
         let mut limit = self.resilience.adaptive.unwrap_or_default();
@@ -163,17 +148,15 @@ impl Sections {
         for property in config.section(module)? {
             let rest = property.rest();
             let mut segments = rest.splitn(3, '.');
-            let (Some(kind), Some(name), Some(_)) =
-                (segments.next(), segments.next(), segments.next())
-            else {
-                return Err(property.unknown());
-            };
-            match (kind, name) {
-                ("configs", "default") => default.push(property),
-                ("configs", name) if name == service => group.push(property),
-                ("instances", name) if name == service => instance.push(property),
-                ("configs" | "instances", _) => others.push(property),
-                _ => return Err(property.unknown()),
+            match (segments.next(), segments.next(), segments.next()) {
+                (Some("configs"), Some("default"), Some(_)) => default.push(property),
+                (Some("configs"), Some(name), Some(_)) if name == service => group.push(property),
+                (Some("instances"), Some(name), Some(_)) if name == service => {
+                    instance.push(property);
+                }
+                (Some("configs" | "instances"), Some(_), Some(_)) => others.push(property),
+                // The module's own keys (`circuit-breaker-aspect-order`).
+                _ => KEYS.unbound(&property)?,
             }
         }
         default.extend(group);
@@ -241,13 +224,27 @@ fn apply_breaker(
             }
         }
         "baseconfig" => base_config(property)?,
-        other => return Err(unsupported_or_unknown(property, other)),
+        _ => KEYS.unbound(property)?,
     }
     Ok(())
 }
 
-/// One `resilience4j.bulkhead.{configs,instances}.<name>.*` property.
-fn apply_bulkhead(target: &mut BulkheadConfig, property: &Property) -> Result<(), ConfigError> {
+/// One `resilience4j.timelimiter.{configs,instances}.<name>.*` property: the time limit it
+/// sets, if it sets one.
+fn time_limit(property: &Property) -> Result<Option<Duration>, ConfigError> {
+    match setting(property).as_str() {
+        "timeoutduration" => {
+            return Ok(Some(property.as_positive_duration(DurationUnit::Millis)?));
+        }
+        "baseconfig" => base_config(property)?,
+        _ => KEYS.unbound(property)?,
+    }
+    Ok(None)
+}
+
+/// One `resilience4j.bulkhead.{configs,instances}.<name>.*` property; whether it is a setting
+/// of the bulkhead (not a key accepted and ignored).
+fn apply_bulkhead(target: &mut BulkheadConfig, property: &Property) -> Result<bool, ConfigError> {
     match setting(property).as_str() {
         "maxconcurrentcalls" => {
             let calls = calls(property)?;
@@ -260,9 +257,12 @@ fn apply_bulkhead(target: &mut BulkheadConfig, property: &Property) -> Result<()
             target.max_wait_duration = property.as_duration(DurationUnit::Millis)?;
         }
         "baseconfig" => base_config(property)?,
-        other => return Err(unsupported_or_unknown(property, other)),
+        _ => {
+            KEYS.unbound(property)?;
+            return Ok(false);
+        }
     }
-    Ok(())
+    Ok(true)
 }
 
 /// The setting after `adaptive.` of a `resilience4j.bulkhead.{configs,instances}.<name>.adaptive.*`
@@ -337,14 +337,4 @@ fn calls(property: &Property) -> Result<u32, ConfigError> {
         return Err(property.error("must be at least 1"));
     }
     Ok(value)
-}
-
-fn unsupported_or_unknown(property: &Property, setting: &str) -> ConfigError {
-    match UNSUPPORTED
-        .iter()
-        .find(|(name, _)| relaxed(name) == setting)
-    {
-        Some((_, why)) => property.error(format!("not supported: {why}")),
-        None => property.unknown(),
-    }
 }

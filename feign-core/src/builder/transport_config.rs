@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use feign_config::{relaxed, Config, ConfigError, DurationUnit, Property};
 
+use super::config::KEYS;
 use super::Builder;
 use crate::{HttpProtocol, Tls};
 
@@ -68,10 +69,9 @@ impl<C> Builder<C> {
                     // stop a migrated application from starting; it is checked and named instead.
                     "maxconnections" => {
                         let max = property.as_number::<usize>()?;
-                        tracing::warn!(
-                            "{}: {max} has no effect: the connection pool has no total cap; cap concurrent calls with a bulkhead (resilience4j.bulkhead.*)",
-                            property.key()
-                        );
+                        property.warn(format_args!(
+                            "{max} has no effect: the connection pool has no total cap; cap concurrent calls with a bulkhead (resilience4j.bulkhead.*)"
+                        ));
                     }
                     "maxconnectionsperroute" => {
                         let max = property.as_number::<usize>()?;
@@ -135,7 +135,7 @@ impl<C> Builder<C> {
                     "sslbundle" | "hc5.sslbundle" => {
                         self = self.bundle(Tls::from_ssl_bundle(config, &property)?);
                     }
-                    _ => return Err(property.unknown()),
+                    _ => KEYS.unbound(&property)?,
                 }
             }
         }

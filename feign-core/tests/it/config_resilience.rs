@@ -1,6 +1,6 @@
-//! `Builder::config` for the circuit breaker and the bulkhead: Spring Cloud OpenFeign's
-//! `spring.cloud.openfeign.circuitbreaker.enabled` and Resilience4j's Spring Boot properties,
-//! read from real files and checked against a loopback server, and their errors.
+//! `Builder::config` for the circuit breaker, the bulkhead and the time limiter: Spring Cloud
+//! OpenFeign's `spring.cloud.openfeign.circuitbreaker.enabled` and Resilience4j's Spring Boot
+//! properties, read from real files and checked against a loopback server, and their errors.
 
 use std::time::Duration;
 
@@ -297,6 +297,59 @@ resilience4j.bulkhead.instances.order-service.adaptive:
     assert_eq!(held.await.unwrap().unwrap(), "released");
 }
 
+/// A breaker, and Resilience4j time limits: 30 s for every client, 200 ms for order-service
+/// (its group config), 10 ms for billing-service's instance.
+const TIME_LIMITS: &str = r#"
+spring.cloud.openfeign.circuitbreaker.enabled: true
+resilience4j.timelimiter:
+  configs:
+    default:
+      timeout-duration: 30s
+      cancel-running-future: true
+    order-service.timeout-duration: 200ms
+  instances.billing-service.timeout-duration: 10
+"#;
+
+#[tokio::test]
+async fn the_time_limiter_is_the_whole_calls_deadline() {
+    let (server, release) = server().await;
+    let dir = TempDir::new("time-limit");
+    let path = dir.write(
+        "application.yml",
+        &application_yml(&server.url(), TIME_LIMITS),
+    );
+    let config = Config::from_file(&path).unwrap();
+    let builder = OrdersClient::builder().config(&config).unwrap();
+    assert!(
+        format!("{builder:?}").contains("total_timeout: Some(200ms)"),
+        "{builder:?}"
+    );
+    let orders = builder.build().unwrap();
+    let started = tokio::time::Instant::now();
+    let error = tokio::time::timeout(Duration::from_secs(5), orders.hold())
+        .await
+        .expect("the time limit ends the call")
+        .unwrap_err();
+    assert!(error.is_timeout(), "{error}");
+    assert!(started.elapsed() >= Duration::from_millis(200));
+    release.send_replace(true);
+    assert_eq!(orders.ok().await.unwrap(), "ok");
+
+    let billing = BillingClient::builder().config(&config).unwrap();
+    assert!(
+        format!("{billing:?}").contains("total_timeout: Some(10ms)"),
+        "{billing:?}"
+    );
+
+    // Without a breaker, as in Spring, the limits are checked and not applied.
+    let unswitched = config.set("spring.cloud.openfeign.circuitbreaker.enabled", "false");
+    let builder = OrdersClient::builder().config(&unswitched).unwrap();
+    assert!(
+        format!("{builder:?}").contains("total_timeout: None"),
+        "{builder:?}"
+    );
+}
+
 #[test]
 fn wrong_keys_and_values_are_errors_naming_key_and_file() {
     for (line, reason) in [
@@ -333,10 +386,6 @@ fn wrong_keys_and_values_are_errors_naming_key_and_file() {
             "not supported: the failure classifier",
         ),
         (
-            "resilience4j.circuitbreaker.configs.default.register-health-indicator=true",
-            "not supported",
-        ),
-        (
             "resilience4j.circuitbreaker.configs.default.automatic-transition-from-open-to-half-open-enabled=false",
             "not supported",
         ),
@@ -346,7 +395,7 @@ fn wrong_keys_and_values_are_errors_naming_key_and_file() {
         ),
         (
             "resilience4j.circuitbreaker.configs.default.slidng-window-size=5",
-            "unknown property",
+            "unknown property, did you mean `resilience4j.circuitbreaker.configs.default.sliding-window-size`?",
         ),
         (
             "resilience4j.circuitbreaker.backends.order-service.sliding-window-size=5",
@@ -393,16 +442,28 @@ fn wrong_keys_and_values_are_errors_naming_key_and_file() {
             "expected true or false",
         ),
         (
-            "spring.cloud.openfeign.circuitbreaker.alphanumeric-ids.enabled=true",
-            "not supported",
-        ),
-        (
             "feign.circuitbreaker.timeout=5",
             "unknown property",
         ),
         (
-            "spring.cloud.openfeign.client.config.order-service.micrometer.enabled=false",
-            "`metrics` facade",
+            "resilience4j.timelimiter.configs.default.timeout-duration=soon",
+            "expected a duration",
+        ),
+        (
+            "resilience4j.timelimiter.instances.order-service.timeout-duration=0",
+            "greater than zero",
+        ),
+        (
+            "resilience4j.timelimiter.instances.order-service.timeout=1s",
+            "did you mean `resilience4j.timelimiter.instances.order-service.timeout-duration`?",
+        ),
+        (
+            "resilience4j.timelimiter.configs.default.cancel-running-future=perhaps",
+            "expected true or false",
+        ),
+        (
+            "resilience4j.timelimter.configs.default.timeout-duration=1s",
+            "did you mean `resilience4j.timelimiter.configs.default.timeout-duration`?",
         ),
     ] {
         let dir = TempDir::new("resilience-err");

@@ -13,6 +13,7 @@ mod config;
 mod config_hedging;
 mod config_live;
 mod config_resilience;
+mod config_spring;
 mod config_transport;
 mod entity;
 mod formats;

@@ -30,6 +30,7 @@ impl fmt::Debug for HealthCheckSlot {
 #[derive(Debug)]
 #[must_use]
 pub struct EurekaClientBuilder {
+    pub(crate) enabled: bool,
     pub(crate) service_urls: Vec<(String, String)>,
     pub(crate) instance: Option<InstanceConfig>,
     pub(crate) fetch_registry: bool,
@@ -63,6 +64,7 @@ pub struct EurekaClientBuilder {
 impl Default for EurekaClientBuilder {
     fn default() -> Self {
         EurekaClientBuilder {
+            enabled: true,
             service_urls: Vec::new(),
             instance: None,
             fetch_registry: true,
@@ -157,6 +159,21 @@ impl EurekaClientBuilder {
     pub fn instance(mut self, instance: InstanceConfig) -> Self {
         self.instance = Some(instance);
         self
+    }
+
+    /// Whether there is a client at all (default `true`): Spring's `eureka.client.enabled`.
+    /// [`start`](EurekaClientBuilder::start) of a disabled builder is [`Error::Disabled`]; an
+    /// application that runs without Eureka when it is off asks
+    /// [`is_enabled`](EurekaClientBuilder::is_enabled) first.
+    pub fn enabled(mut self, enabled: bool) -> Self {
+        self.enabled = enabled;
+        self
+    }
+
+    /// Whether [`start`](EurekaClientBuilder::start) starts a client: see
+    /// [`enabled`](EurekaClientBuilder::enabled).
+    pub fn is_enabled(&self) -> bool {
+        self.enabled
     }
 
     /// Whether to fetch the registry (default `true`; `false` to register only).

@@ -23,6 +23,10 @@ pub enum Error {
         /// Why it was refused.
         reason: String,
     },
+    /// The client is disabled: `eureka.client.enabled: false`, or
+    /// [`EurekaClientBuilder::enabled`](crate::EurekaClientBuilder::enabled).
+    #[error("the eureka client is disabled (eureka.client.enabled: false)")]
+    Disabled,
     /// The client was built with neither registration nor discovery.
     #[error("nothing to do: registration and registry fetching are both disabled")]
     NothingToDo,

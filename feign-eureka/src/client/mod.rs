@@ -122,6 +122,9 @@ impl EurekaClient {
         if let Some(error) = builder.deferred {
             return Err(error);
         }
+        if !builder.enabled {
+            return Err(Error::Disabled);
+        }
         if builder.instance.is_none() && !builder.fetch_registry {
             return Err(Error::NothingToDo);
         }

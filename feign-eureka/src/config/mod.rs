@@ -5,6 +5,7 @@
 //!
 //! | property | builder setting |
 //! |---|---|
+//! | `eureka.client.enabled` | [`EurekaClientBuilder::enabled`]: `false` makes `start` return [`Error::Disabled`] (ask [`EurekaClientBuilder::is_enabled`] to run without Eureka, as Spring does) |
 //! | `eureka.client.service-url.<zone>` (comma-separated) | [`EurekaClientBuilder::zone_service_urls`] |
 //! | `eureka.client.availability-zones.<region>` (first = own zone) | [`EurekaClientBuilder::preferred_zone`] |
 //! | `eureka.client.region` | accepted, informational |
@@ -15,6 +16,8 @@
 //! | `eureka.client.filter-only-up-instances` | [`EurekaClientBuilder::filter_only_up_instances`] |
 //! | `eureka.client.eureka-server-connect-timeout-seconds` | [`EurekaClientBuilder::connect_timeout`] |
 //! | `eureka.client.eureka-server-read-timeout-seconds` | [`EurekaClientBuilder::read_timeout`] |
+//! | `eureka.client.eureka-connection-idle-timeout-seconds` | how long an idle connection to a server is kept ([`feign_core::HttpClientConfig::pool_idle_timeout`]) |
+//! | `eureka.client.transport.sessioned-client-reconnect-interval-seconds` | [`EurekaClientBuilder::session_duration`] |
 //! | `eureka.client.heartbeat-executor-exponential-back-off-bound`, `…cache-refresh-executor-exponential-back-off-bound` | [`EurekaClientBuilder::backoff_bound`] |
 //! | `eureka.client.prefer-same-zone-eureka` | accepted (always preferred) |
 //! | `eureka.client.should-enforce-fetch-registry-at-init` | [`EurekaClientBuilder::enforce_fetch_at_init`] |
@@ -25,6 +28,7 @@
 //! | `eureka.client.watch-enabled` (feign-rs's own: push discovery) | [`EurekaClientBuilder::watch`] |
 //! | `eureka.client.watch-timeout-seconds` (feign-rs's own) | [`EurekaClientBuilder::watch_timeout`] |
 //! | `spring.application.name`, `eureka.instance.appname` | the application name |
+//! | `eureka.instance.app-group-name` | [`InstanceConfig::app_group_name`] |
 //! | `server.port`, `eureka.instance.non-secure-port` | the port (default 8080) |
 //! | `eureka.instance.non-secure-port-enabled`, `secure-port`, `secure-port-enabled` | ports |
 //! | `eureka.instance.hostname`, `ip-address`, `prefer-ip-address`, `instance-id` | address and id |
@@ -48,12 +52,18 @@
 //! `EUREKA_CLIENT_REGISTRYFETCHINTERVALSECONDS`, `EUREKA_INSTANCE_METADATAMAP_ZONE`,
 //! `SPRING_APPLICATION_NAME`, `SERVER_PORT`), and `${key}` / `${key:default}` placeholders
 //! are resolved (one with neither a value nor a default is an error). Keys outside `eureka.`
-//! are ignored (an `application.yml` holds much else), as are `eureka.server.*` and
-//! `eureka.dashboard.*` (registry settings); any other `eureka.` key that is not in the table
-//! is an error naming it and the file (or environment variable) it came from. `…-seconds`
-//! properties take whole seconds, or a Spring duration such as `30s` or `PT30S`.
-//! `eureka.client.backup-registry-impl` is an error too, saying why: it names a Java class, so a
-//! backup registry is given with [`EurekaClientBuilder::backup_registry`] instead.
+//! are not read (an `application.yml` holds much else). Every key under `eureka.` is checked
+//! against one table (`src/config/keys.rs`): a Spring key the client accepts and ignores is
+//! logged once at `WARN` (target `feign_config`), naming it and saying why (among them
+//! `initial-instance-info-replication-interval-seconds`, `eureka-server-total-connections`,
+//! `use-dns-for-fetching-service-urls: true`, `g-zip-content`, `jersey.enabled`,
+//! `eureka.client.timeout.*`, `eureka.instance.home-page-url-path`, and the registry's own
+//! `eureka.server.*`, `eureka.dashboard.*`, `eureka.instance.registry.*`); any other key that
+//! is not in the table is an error naming it, the file (or environment variable) it came from
+//! and the nearest known key. `…-seconds` properties take whole seconds, or a Spring duration
+//! such as `30s` or `PT30S`. `eureka.client.backup-registry-impl` is an error too, saying why:
+//! it names a Java class, so a backup registry is given with
+//! [`EurekaClientBuilder::backup_registry`] instead.
 //!
 //! ```
 //! use feign_eureka::SpringConfig;
@@ -85,6 +95,7 @@
 //! # Ok::<(), feign_eureka::Error>(())
 //! ```
 
+mod keys;
 mod tls;
 
 use std::collections::BTreeMap;
@@ -94,6 +105,7 @@ use std::time::Duration;
 
 use feign_config::{Config, ConfigError, DurationUnit, Property};
 
+use self::keys::KEYS;
 use crate::model::InstanceStatus;
 use crate::{Error, EurekaClientBuilder, InstanceConfig};
 
@@ -186,8 +198,10 @@ impl EurekaClientBuilder {
     /// the builder's; `eureka.client.register-with-eureka: false` removes its instance);
     /// setters called after it override `config`.
     ///
-    /// An unknown `eureka.` key or a value that does not parse is an error naming the key and
-    /// its file; `eureka.server.*`, `eureka.dashboard.*` and keys outside `eureka.` are ignored.
+    /// An unknown `eureka.` key (its error names the nearest known key) or a value that does
+    /// not parse is an error naming the key and its file; Spring keys the client accepts and
+    /// ignores (the registry's `eureka.server.*` among them) are logged once at `WARN`, naming
+    /// them; keys outside `eureka.` are not read.
     ///
     /// ```
     /// use feign_config::Config;
@@ -201,7 +215,8 @@ impl EurekaClientBuilder {
     /// let err = EurekaClient::builder().config(&typo).unwrap_err();
     /// assert_eq!(
     ///     err.to_string(),
-    ///     "invalid configuration key `eureka.client.registry-fetch-interval` in application.yml: unknown eureka property"
+    ///     "invalid configuration key `eureka.client.registry-fetch-interval` in application.yml: \
+    ///      unknown property, did you mean `eureka.client.registry-fetch-interval-seconds`?"
     /// );
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
@@ -214,6 +229,7 @@ impl EurekaClientBuilder {
     }
 
     fn apply_config(self, config: &Config) -> Result<Self, ConfigError> {
+        KEYS.check(config)?;
         let mut builder = self;
         let mut replaced_urls = false;
         let mut instance = InstanceSettings::default();
@@ -230,9 +246,6 @@ impl EurekaClientBuilder {
             let lower = property.name().to_owned();
             let value = property.as_str();
             let secs = |p: &Property| p.as_duration(DurationUnit::Seconds);
-            if lower.starts_with("eureka.server.") || lower.starts_with("eureka.dashboard.") {
-                continue;
-            }
             if lower.starts_with("eureka.client.serviceurl.") {
                 let zone = property.rest_as_written(2);
                 let urls = property.as_list();
@@ -265,6 +278,7 @@ impl EurekaClientBuilder {
                 continue;
             }
             match lower.as_str() {
+                "eureka.client.enabled" => builder = builder.enabled(property.as_bool()?),
                 "eureka.client.registerwitheureka" => {
                     register = Some((property.as_bool()?, property.clone()));
                 }
@@ -285,6 +299,14 @@ impl EurekaClientBuilder {
                 }
                 "eureka.client.eurekaserverreadtimeoutseconds" => {
                     builder = builder.read_timeout(secs(&property)?);
+                }
+                "eureka.client.eurekaconnectionidletimeoutseconds" => {
+                    let idle = secs(&property)?;
+                    builder.http = std::mem::take(&mut builder.http).pool_idle_timeout(idle);
+                }
+                "eureka.client.transport.sessionedclientreconnectintervalseconds" => {
+                    builder = builder
+                        .session_duration(property.as_positive_duration(DurationUnit::Seconds)?);
                 }
                 "eureka.client.heartbeatexecutorexponentialbackoffbound"
                 | "eureka.client.cacherefreshexecutorexponentialbackoffbound" => {
@@ -315,6 +337,7 @@ impl EurekaClientBuilder {
                 }
                 "eureka.client.region" => {}
                 "eureka.instance.appname" => instance.app_name = Some(value),
+                "eureka.instance.appgroupname" => instance.app_group_name = Some(value),
                 "eureka.instance.nonsecureport" => instance.port = Some(property.as_number()?),
                 "eureka.instance.nonsecureportenabled" => {
                     instance.port_enabled = Some(property.as_bool()?);
@@ -346,13 +369,7 @@ impl EurekaClientBuilder {
                             .map_err(|e| property.error(e.to_string()))?,
                     );
                 }
-                "eureka.client.backupregistryimpl" => {
-                    return Err(property.error(
-                        "names a Java class; give a BackupRegistry to \
-                             EurekaClientBuilder::backup_registry instead",
-                    ))
-                }
-                _ => return Err(unknown(&property)),
+                _ => KEYS.unbound(&property)?,
             }
         }
         if let Some(tls) = tls::tls(config, &tls_properties)? {
@@ -378,13 +395,10 @@ impl EurekaClientBuilder {
     }
 }
 
-fn unknown(property: &Property) -> ConfigError {
-    property.error("unknown eureka property")
-}
-
 #[derive(Default)]
 struct InstanceSettings {
     app_name: Option<String>,
+    app_group_name: Option<String>,
     server_port: Option<u16>,
     port: Option<u16>,
     port_enabled: Option<bool>,
@@ -426,7 +440,8 @@ impl InstanceSettings {
         } else if self.secure_port_enabled == Some(true) {
             config = config.secure_port(443);
         }
-        let optional: [(Option<String>, Setter); 10] = [
+        let optional: [(Option<String>, Setter); 11] = [
+            (self.app_group_name, |c, v| c.app_group_name(v)),
             (self.host_name, |c, v| c.host_name(v)),
             (self.ip_address, |c, v| c.ip_address(v)),
             (self.instance_id, |c, v| c.instance_id(v)),

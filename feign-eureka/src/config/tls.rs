@@ -5,6 +5,8 @@
 use feign_config::{Config, ConfigError, Property};
 use feign_core::{Proxy, Tls};
 
+use super::keys::KEYS;
+
 /// The TLS settings of the `eureka.client.tls.*` properties, `None` unless `enabled` is true
 /// (as in Spring, the other keys are then checked but not used).
 pub(super) fn tls(config: &Config, properties: &[Property]) -> Result<Option<Tls>, ConfigError> {
@@ -39,7 +41,7 @@ pub(super) fn tls(config: &Config, properties: &[Property]) -> Result<Option<Tls
             // A PEM trust store has no password; Spring's default configs often carry one.
             "truststorepassword" => {}
             "sslbundle" => bundle = Some(Tls::from_ssl_bundle(config, property)?),
-            _ => return Err(property.error("unknown eureka property")),
+            _ => KEYS.unbound(property)?,
         }
     }
     Ok(enabled.then(|| bundle.unwrap_or(tls)))
@@ -64,7 +66,7 @@ pub(super) fn proxy(properties: &[Property]) -> Result<Option<Proxy>, ConfigErro
             "eureka.client.proxyport" => port = Some((property.as_number::<u16>()?, property)),
             "eureka.client.proxyusername" => user = Some(property.as_str()),
             "eureka.client.proxypassword" => password = Some(property.as_str()),
-            _ => return Err(property.error("unknown eureka property")),
+            _ => KEYS.unbound(property)?,
         }
     }
     let Some(host) = host else {

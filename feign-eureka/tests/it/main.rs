@@ -5,6 +5,7 @@
 
 #[cfg(feature = "config")]
 mod config;
+mod config_spring;
 mod deadline;
 mod discovery;
 mod health;

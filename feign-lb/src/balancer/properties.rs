@@ -1,12 +1,15 @@
 //! [`Builder::config`]: Spring Cloud LoadBalancer's properties onto the balancer (feature
 //! `config`).
 
+mod keys;
+
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
 use feign_config::{relaxed, Config, ConfigError, DurationUnit, Property};
 
+use self::keys::KEYS;
 use super::{Builder, ServiceConfig};
 use crate::config::Policy;
 use crate::filter::{Hints, StickySession, ZonePreference};
@@ -20,33 +23,6 @@ use crate::{
 const SPRING: &str = "spring.cloud.loadbalancer";
 /// Ours, for what Spring chooses with beans rather than properties: the policy.
 const OURS: &str = "feign.loadbalancer";
-
-/// Relaxed names of the keys read in a section (top level or `clients.<name>`); map keys
-/// (`hint.<service>`, `health-check.path.<service>`) are checked apart.
-const KEYS: [&str; 22] = [
-    "configurations",
-    "subset.instanceid",
-    "subset.size",
-    "zone",
-    "healthcheck.initialdelay",
-    "healthcheck.interval",
-    "retry.enabled",
-    "retry.maxretriesonsameserviceinstance",
-    "retry.maxretriesonnextserviceinstance",
-    "retry.retryablestatuscodes",
-    "retry.retryonalloperations",
-    "retry.avoidpreviousinstance",
-    "retry.backoff.enabled",
-    "retry.backoff.minbackoff",
-    "retry.backoff.maxbackoff",
-    "retry.backoff.jitter",
-    "cache.enabled",
-    "cache.ttl",
-    "cache.capacity",
-    "stickysession.instanceidcookiename",
-    "stickysession.addserviceinstancecookie",
-    "hintheadername",
-];
 
 /// Maps in a section: `hint.<service>` and `health-check.path.<service>` (`default` for all).
 const MAPS: [&str; 2] = ["hint", "healthcheck.path"];
@@ -127,8 +103,8 @@ impl<'a> Effective<'a> {
     }
 }
 
-/// Reads a section, checking every key; `clients.<name>.*` keys of the top level are
-/// collected by client name (as written).
+/// Reads a section (its keys checked by [`KEYS`] before); `clients.<name>.*` keys of the top
+/// level are collected by client name (as written).
 fn read(
     config: &Config,
     prefix: &str,
@@ -144,7 +120,6 @@ fn read(
             else {
                 return Err(property.unknown());
             };
-            check_key(&property, key)?;
             let written = property.rest_as_written(1);
             let written = written.split('.').next().unwrap_or(name).to_owned();
             sections
@@ -155,24 +130,9 @@ fn read(
                 .insert(key.to_owned(), property);
             continue;
         }
-        check_key(&property, &rest)?;
         section.0.insert(rest, property);
     }
     Ok(section)
-}
-
-fn check_key(property: &Property, key: &str) -> Result<(), ConfigError> {
-    let known = KEYS.contains(&key)
-        || MAPS.iter().any(|m| {
-            key.strip_prefix(m)
-                .and_then(|k| k.strip_prefix('.'))
-                .is_some_and(|k| !k.is_empty() && !k.contains('.'))
-        });
-    if known {
-        Ok(())
-    } else {
-        Err(property.unknown())
-    }
 }
 
 /// Per-client policies by relaxed name: the name as written and the property.
@@ -475,8 +435,12 @@ impl Builder {
     /// The keys and their effects are listed in the crate docs'
     /// [Configuration](crate#configuration) table.
     ///
-    /// A key under these prefixes that is not in the table, or a value that does not parse,
-    /// is an error naming the key and its file: a [`feign_core::Error`] for which
+    /// Every key under these prefixes is checked first: a Spring key feign-lb accepts and
+    /// ignores (`enabled: false`, `health-check.repeat-health-check`, `x-forwarded.enabled`,
+    /// `eager-load.clients`, …; the list is `balancer/properties/keys.rs`) is logged once at
+    /// `WARN` naming it; any other key that is not in the table is an error naming the nearest
+    /// known key. That, or a value that does not parse, is an error naming the key and its
+    /// file: a [`feign_core::Error`] for which
     /// [`is_config`](feign_core::Error::is_config) is true, its source the `ConfigError`, so a
     /// balancer and its clients are configured with one error type.
     ///
@@ -493,7 +457,11 @@ impl Builder {
     /// # let _ = lb;
     /// let typo = Config::from_yaml_str("spring.cloud.loadbalancer.retry.max-retries: 2", "application.yml")?;
     /// let err = LoadBalancer::builder().config(&typo).unwrap_err();
-    /// assert_eq!(err.to_string(), "`spring.cloud.loadbalancer.retry.max-retries` in application.yml: unknown property");
+    /// assert_eq!(
+    ///     err.to_string(),
+    ///     "`spring.cloud.loadbalancer.retry.max-retries` in application.yml: unknown property, \
+    ///      did you mean `spring.cloud.loadbalancer.retry.max-retries-on-same-service-instance`?"
+    /// );
     /// assert!(err.is_config());
     /// # Ok::<(), feign_core::Error>(())
     /// ```
@@ -503,6 +471,7 @@ impl Builder {
 
     /// [`Builder::config`], with feign-config's error.
     fn bind_config(mut self, config: &Config) -> Result<Self, ConfigError> {
+        KEYS.check(config)?;
         let mut clients = BTreeMap::new();
         let top = read(config, SPRING, Some(&mut clients))?;
         let (top_policy, client_policies) = read_policies(config)?;

@@ -7,6 +7,7 @@
 mod any_client;
 mod config;
 mod config_live;
+mod config_spring;
 mod failover;
 mod health;
 mod hedge;
