@@ -1,56 +1,12 @@
-//! OpenAPI documents of clients (feature `openapi`).
-//!
-//! `{Trait}Client::openapi()` returns the [`OpenApi`] document of the trait: an OpenAPI 3.1
-//! description of what the client sends and expects. Each method is an operation at its
-//! template's path (the client's `path` prefix included), its `#[path]`, `#[query]`,
-//! `#[query_map]`, `#[header]` and `#[headers("Name: {var}")]` arguments are parameters, its
-//! `#[body]`, `#[form]` or `#[part]`s the request body, and its return type the 2xx response
-//! (`()` is a `204`; `Option<T>` adds a `404`). A type that implements
-//! [`schemars::JsonSchema`] is described by its JSON Schema 2020-12, named types under
-//! `components/schemas`; any other type gets an open schema that names it. The responses an
-//! [`ErrorDecoder`] declares are added with [`OpenApi::error_decoder`].
-//!
-//! [`compare`] holds the document against the spec a server publishes and lists every
-//! [`Mismatch`]: an operation the server does not have, a parameter it does not take or takes
-//! elsewhere, of another type, or required where the client may leave it out, and bodies whose
-//! schemas disagree where the client writes or reads them.
-//!
-//! ```
-//! use feign_core::{feign_client, Error};
-//!
-//! #[derive(serde::Deserialize, schemars::JsonSchema)]
-//! pub struct Order { pub id: u64, pub item: String }
-//!
-//! #[feign_client("order-service", path = "/api")]
-//! pub trait OrderService {
-//!     /// One order.
-//!     #[get("/orders/{id}")]
-//!     async fn get_order(&self, #[path] id: u64) -> Result<Option<Order>, Error>;
-//! }
-//!
-//! let document = OrderServiceClient::openapi().version("1.4.0").to_json();
-//! assert_eq!(document["paths"]["/api/orders/{id}"]["get"]["operationId"], "get_order");
-//! let server = document.clone(); // the server's published spec, in practice
-//! assert!(feign_core::openapi::compare(&document, &server)?.is_empty());
-//! # Ok::<(), feign_core::openapi::SpecError>(())
-//! ```
+//! [`OpenApi`]: the document of a client, as generated code makes it and users adjust it;
+//! `render.rs` writes it as JSON.
 
-mod compare;
-mod document;
-pub(crate) mod operation;
-mod path;
-mod response;
-pub(crate) mod schema;
+mod render;
 
 use std::fmt;
 
-use crate::meta::ClientMeta;
-use crate::ErrorDecoder;
-
-pub use compare::{compare, Mismatch, MismatchKind, SpecError};
-pub use response::ErrorResponse;
-
-use operation::Operation;
+use crate::operation::Operation;
+use crate::response::{DeclaresResponses, ErrorResponse};
 
 /// The OpenAPI 3.1 document of a client's trait, made by the generated
 /// `{Trait}Client::openapi()`. Schemas are generated when it is rendered
@@ -64,21 +20,22 @@ pub struct OpenApi {
 }
 
 impl OpenApi {
-    /// The document of `client`'s operations: titled by its service name, at `version` (the
+    /// The document of a client's operations: titled by its `service` name, at `version` (the
     /// crate's that declared the trait), described by the trait's doc comment, with its fixed
-    /// URL as the server when it has one.
+    /// `url` as the server when it has one.
     #[doc(hidden)]
     pub fn new(
-        client: &ClientMeta,
+        service: &str,
+        url: Option<&str>,
         version: Option<&str>,
         description: &str,
         operations: Vec<Operation>,
     ) -> Self {
         OpenApi {
-            title: client.service.to_owned(),
+            title: service.to_owned(),
             version: version.unwrap_or("0.0.0").to_owned(),
             description: description.trim().to_owned(),
-            server: client.url.map(str::to_owned),
+            server: url.map(str::to_owned),
             operations: operations
                 .into_iter()
                 .map(|operation| (operation, Vec::new()))
@@ -108,10 +65,25 @@ impl OpenApi {
     }
 
     /// Adds to each operation the responses `decoder` declares for its method
-    /// ([`ErrorDecoder::declared_responses`]); a status the operation already lists keeps its
-    /// first description.
+    /// ([`DeclaresResponses::declared_responses`]); a status the operation already lists keeps
+    /// its first description.
+    ///
+    /// An error decoder that does not implement [`DeclaresResponses`] declares nothing, and is
+    /// refused here:
+    ///
+    /// ```compile_fail,E0277
+    /// use feign_core::{feign_client, DefaultErrorDecoder, Error};
+    ///
+    /// #[feign_client("order-service")]
+    /// pub trait OrderService {
+    ///     #[get("/orders/{id}")]
+    ///     async fn get_order(&self, #[path] id: u64) -> Result<String, Error>;
+    /// }
+    ///
+    /// let document = OrderServiceClient::openapi().error_decoder(&DefaultErrorDecoder::default());
+    /// ```
     #[must_use]
-    pub fn error_decoder(mut self, decoder: &dyn ErrorDecoder) -> Self {
+    pub fn error_decoder(mut self, decoder: &dyn DeclaresResponses) -> Self {
         for (operation, errors) in &mut self.operations {
             errors.extend(decoder.declared_responses(operation.key));
         }
@@ -120,7 +92,7 @@ impl OpenApi {
 
     /// The document as JSON.
     pub fn to_json(&self) -> serde_json::Value {
-        document::render(self)
+        render::render(self)
     }
 
     /// The document as indented JSON text.
