@@ -282,7 +282,7 @@
 //!
 //! | Feature | Default | What it does |
 //! |---|---|---|
-//! | `openapi` | off | `{Trait}Client::openapi()`: the client's OpenAPI 3.1 document, with the JSON Schema of each type that implements `schemars::JsonSchema`; `openapi::compare` against a server's spec (see the `openapi` module) |
+//! | `openapi` | off | `{Trait}Client::openapi()`: the client's OpenAPI 3.1 document, with the JSON Schema of each type that implements `schemars::JsonSchema`; `openapi::compare` against a server's spec, through [`openapi`] (the feign-openapi crate) |
 //! | `config` | on | [`Builder::config`]: OpenFeign's Spring properties (`spring.cloud.openfeign.client.config.*`, `feign.client.config.*`, `spring.cloud.openfeign.circuitbreaker.*`, `resilience4j.circuitbreaker.*`, `resilience4j.bulkhead.*`, `resilience4j.timelimiter.*`) from `application.yml`, `application.properties` and the environment, through [`config`] (the feign-config crate) |
 //! | `test-double` | off | [`double`]: a `{Trait}Double` beside every `{Trait}Client`, an implementation of the trait answering by the rules a test sets and recording the calls; enable it in `[dev-dependencies]` |
 //!
@@ -327,8 +327,6 @@ mod interceptor;
 mod log;
 mod meta;
 pub mod multipart;
-#[cfg(feature = "openapi")]
-pub mod openapi;
 mod options;
 mod pipeline;
 mod redact;
@@ -393,6 +391,12 @@ pub use transport::{HttpClientConfig, HttpProtocol, Proxy, Tls, TlsVersion};
 /// `Config` [`Builder::config`] reads.
 #[cfg(feature = "config")]
 pub use feign_config as config;
+
+/// OpenAPI documents of clients (feature `openapi`): the [`feign_openapi`] crate, whose
+/// `OpenApi` the generated `{Trait}Client::openapi()` returns, with `compare` and
+/// `DeclaresResponses`.
+#[cfg(feature = "openapi")]
+pub use feign_openapi as openapi;
 
 pub use async_trait::async_trait;
 pub use bytes::Bytes;

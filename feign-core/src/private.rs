@@ -156,14 +156,16 @@ macro_rules! __feign_if_openapi {
     ($($item:tt)*) => {};
 }
 
-/// What `{Trait}Client::openapi()` is made of.
+/// What `{Trait}Client::openapi()` is made of: feign-openapi's, which has no path to feign-core.
+/// The macro writes `OpenApi::new(TARGET.service, TARGET.url, version, doc, operations)` and
+/// each `Operation`'s `method` as `HttpMethod::Get.as_http()`.
 #[cfg(feature = "openapi")]
 pub mod openapi {
-    pub use crate::openapi::operation::{Body, Content, Location, Operation, Param, Part, Success};
-    pub use crate::openapi::schema::{
-        binaries, binary, text, unnamed, SchemaFn, SchemaOf, ViaJsonSchema, ViaOpen,
+    pub use feign_openapi::__private::{
+        binaries, binary, text, unnamed, Body, Content, Location, Operation, Param, Part, SchemaFn,
+        SchemaOf, Success, ViaJsonSchema, ViaOpen,
     };
-    pub use crate::openapi::OpenApi;
+    pub use feign_openapi::OpenApi;
 }
 
 pub use crate::builder::{ClientTrait, FromCore};

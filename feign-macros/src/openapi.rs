@@ -41,7 +41,8 @@ pub(crate) fn client_openapi(
                     use #p::{ViaJsonSchema as _, ViaOpen as _};
                     static TARGET: #krate::__private::ClientMeta = #meta;
                     #p::OpenApi::new(
-                        &TARGET,
+                        TARGET.service,
+                        TARGET.url,
                         ::core::option_env!("CARGO_PKG_VERSION"),
                         #trait_doc,
                         ::std::vec::Vec::from([#(#operations),*]),
@@ -191,7 +192,7 @@ fn operation(
         #p::Operation {
             name: #name,
             key: #key,
-            method: #krate::__private::HttpMethod::#variant,
+            method: #krate::__private::HttpMethod::#variant.as_http(),
             path: #path,
             query: &[#(#query),*],
             doc: #method_doc,

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use feign_core::http::StatusCode;
-use feign_core::openapi::{compare, ErrorResponse, Mismatch};
+use feign_core::openapi::{compare, DeclaresResponses, ErrorResponse, Mismatch};
 use feign_core::{feign_client, DefaultErrorDecoder, Error, ErrorDecoder, Response};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -78,7 +78,9 @@ impl ErrorDecoder for OrderErrors {
     fn decode(&self, method_key: &str, response: Response) -> Error {
         DefaultErrorDecoder::default().decode(method_key, response)
     }
+}
 
+impl DeclaresResponses for OrderErrors {
     fn declared_responses(&self, method_key: &str) -> Vec<ErrorResponse> {
         let mut declared = vec![ErrorResponse::server_errors("the service failed; retried")];
         if method_key == "OrderService#create" {

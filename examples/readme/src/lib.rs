@@ -329,8 +329,8 @@ pub trait Search {
 #[rustfmt::skip]
 #[allow(dead_code, unreachable_pub)]
 pub fn openapi() -> Outcome {
-use feign_core::openapi::compare;
-use feign_core::{feign_client, Error};
+use feign_core::openapi::{compare, DeclaresResponses, ErrorResponse};
+use feign_core::{feign_client, DefaultErrorDecoder, Error, ErrorDecoder, Response};
 
 #[derive(serde::Deserialize, schemars::JsonSchema)]
 pub struct Invoice { pub id: u64, pub total_cents: i64 }
@@ -342,8 +342,23 @@ pub trait Billing {
     async fn invoice(&self, #[path] id: u64) -> Result<Option<Invoice>, Error>;
 }
 
+/// The client's error decoder, which also declares the errors it expects.
+pub struct BillingErrors;
+
+impl ErrorDecoder for BillingErrors {
+    fn decode(&self, method_key: &str, response: Response) -> Error {
+        DefaultErrorDecoder::default().decode(method_key, response)
+    }
+}
+
+impl DeclaresResponses for BillingErrors {
+    fn declared_responses(&self, _method_key: &str) -> Vec<ErrorResponse> {
+        vec![ErrorResponse::server_errors("billing failed; retried")]
+    }
+}
+
 let document = BillingClient::openapi()
-    .error_decoder(&MyErrorDecoder)       // adds the responses it declares
+    .error_decoder(&BillingErrors)        // adds the responses it declares
     .to_json();
 let server: serde_json::Value = serde_json::from_str(&std::fs::read_to_string("billing-api.json")?)?;
 for mismatch in compare(&document, &server)? {

@@ -12,6 +12,9 @@ use crate::{Error, Response};
 ///
 /// Synchronous (the body is already read), so no future is boxed; object-safe so clients hold
 /// an `Arc<dyn ErrorDecoder>`.
+///
+/// The error responses a decoder expects, for the client's OpenAPI document (feature
+/// `openapi`), are declared by implementing `openapi::DeclaresResponses` on the same type.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not an error decoder",
     note = "implement `feign_core::ErrorDecoder`, or wrap a closure with `feign_core::error_decoder_fn`"
@@ -19,15 +22,6 @@ use crate::{Error, Response};
 pub trait ErrorDecoder: Send + Sync + 'static {
     /// Makes the error for `response` of the call `method_key`.
     fn decode(&self, method_key: &str, response: Response) -> Error;
-
-    /// The error responses this decoder expects from the call `method_key` (`Trait#method`),
-    /// for the client's OpenAPI document ([`OpenApi::error_decoder`](crate::openapi::OpenApi::error_decoder)).
-    /// None by default.
-    #[cfg(feature = "openapi")]
-    fn declared_responses(&self, method_key: &str) -> Vec<crate::openapi::ErrorResponse> {
-        let _ = method_key;
-        Vec::new()
-    }
 }
 
 /// Keeps status, headers and at most 8 KiB of body, and parses `Retry-After`.

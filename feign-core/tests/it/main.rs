@@ -20,8 +20,6 @@ mod formats;
 mod hedging_percentile;
 mod multipart;
 mod observability;
-#[cfg(feature = "openapi")]
-mod openapi;
 mod pipeline;
 mod proptest_encoding;
 mod proptest_headers;

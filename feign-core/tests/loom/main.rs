@@ -44,15 +44,15 @@ mod resilience {
     mod breaker;
 }
 
+/// `credential::bearer`'s stand-in: the token as a header value, `None` when not one.
+mod credential {
+    pub(crate) fn bearer(token: &str) -> Option<http::HeaderValue> {
+        http::HeaderValue::try_from(format!("Bearer {token}")).ok()
+    }
+}
+
 #[path = "../../src/interceptor"]
 mod interceptor {
-    /// `credential::bearer`'s stand-in: the token as a header value, `None` when not one.
-    mod credential {
-        pub(super) fn bearer(token: &str) -> Option<http::HeaderValue> {
-            http::HeaderValue::try_from(format!("Bearer {token}")).ok()
-        }
-    }
-
     #[allow(dead_code, unreachable_pub)]
     mod token;
 

@@ -387,29 +387,15 @@ fn a_file_no_crate_root_reaches_is_an_error() {
     );
 }
 
-/// The loops of every crate of the workspace, and how they read.
-fn workspace_loops_shown(keep: impl Fn(&Loop) -> bool) -> (usize, String) {
+#[test]
+fn no_crate_of_the_workspace_has_an_import_loop() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     let loops = workspace_loops(&root).unwrap_or_else(|error| panic!("{error}"));
-    let kept: Vec<String> = loops
-        .iter()
-        .filter(|found| keep(found))
-        .map(Loop::to_string)
-        .collect();
-    (kept.len(), kept.join("\n"))
-}
-
-#[test]
-#[ignore = "feign-core's files import each other in loops today (issue #26): un-ignore once they are gone"]
-fn no_crate_of_the_workspace_has_an_import_loop() {
-    let (count, shown) = workspace_loops_shown(|_| true);
-    assert_eq!(count, 0, "{count} import loops:\n\n{shown}");
-}
-
-/// Until feign-core's loops are gone (the test above), no other crate gains one.
-#[test]
-fn no_crate_but_feign_core_has_an_import_loop() {
-    let (count, shown) =
-        workspace_loops_shown(|found| !found.crate_root().starts_with("feign-core"));
-    assert_eq!(count, 0, "{count} import loops:\n\n{shown}");
+    let shown: Vec<String> = loops.iter().map(Loop::to_string).collect();
+    assert!(
+        loops.is_empty(),
+        "{} import loops:\n\n{}",
+        loops.len(),
+        shown.join("\n")
+    );
 }

@@ -3,7 +3,7 @@
 
 use serde_json::{Map, Value};
 
-use crate::openapi::path::unnamed_vars;
+use crate::path::unnamed_vars;
 
 /// A document that cannot be compared.
 #[derive(Debug, thiserror::Error)]

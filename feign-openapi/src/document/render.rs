@@ -7,20 +7,20 @@ use percent_encoding::percent_decode_str;
 use schemars::SchemaGenerator;
 use serde_json::{json, Map, Value};
 
-use super::operation::{Body, Content, Location, Operation, Param, Success};
-use super::path::unnamed_vars;
-use super::response::ErrorResponse;
-use super::schema;
 use super::OpenApi;
+use crate::operation::{Body, Content, Location, Operation, Param, Success};
+use crate::path::unnamed_vars;
+use crate::response::ErrorResponse;
+use crate::schema;
 
 /// The OpenAPI version written.
-pub(crate) const OPENAPI_VERSION: &str = "3.1.1";
+const OPENAPI_VERSION: &str = "3.1.1";
 
 /// Renders `doc`. Methods sharing a path (whatever its variables are named) and an HTTP method
 /// (`get_order` and `try_get` on `GET /orders/{id}`) are one operation: the first names it and
 /// its path variables, every one is listed under `x-feign-methods`, a parameter is required
 /// only when each of them requires it, and the responses of all are kept.
-pub(crate) fn render(doc: &OpenApi) -> Value {
+pub(super) fn render(doc: &OpenApi) -> Value {
     let mut generator = schema::generator();
     // Keyed by the path with its variables unnamed; the first method's path is written.
     let mut paths: BTreeMap<String, (&str, Map<String, Value>)> = BTreeMap::new();

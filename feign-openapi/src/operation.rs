@@ -1,9 +1,9 @@
 //! What the macro knows of each method, for its operation in the document: written by generated
-//! code, read by `document.rs`.
+//! code (through feign-core's `__private::openapi`), read by `document/render.rs`.
 
-use crate::meta::HttpMethod;
+use http::Method;
 
-use super::schema::SchemaFn;
+use crate::schema::SchemaFn;
 
 /// One client method.
 #[derive(Debug)]
@@ -13,7 +13,7 @@ pub struct Operation {
     /// `Trait#method`, which an error decoder's declared responses are asked for.
     pub key: &'static str,
     /// The HTTP method.
-    pub method: HttpMethod,
+    pub method: Method,
     /// The client's prefix and the template's path, variables named: `/api/orders/{id}`.
     pub path: &'static str,
     /// Literal query pairs of the template, percent-encoded as sent.

@@ -1,20 +1,55 @@
-//! The error responses an [`ErrorDecoder`](crate::ErrorDecoder) declares.
+//! The error responses a client's error decoder expects: [`DeclaresResponses`] and the
+//! [`ErrorResponse`]s it returns.
 
 use std::fmt;
 
 use http::StatusCode;
 use schemars::JsonSchema;
 
-use super::schema::{SchemaFn, SchemaOf, ViaJsonSchema};
+use crate::schema::{SchemaFn, SchemaOf, ViaJsonSchema};
+
+/// What a client's error decoder declares for the document: the error responses it expects
+/// from each method, which [`OpenApi::error_decoder`](crate::OpenApi::error_decoder) lists
+/// under the method's operation. Implement it on the type that implements feign-core's
+/// `ErrorDecoder`, beside its `decode`.
+///
+/// ```
+/// use feign_openapi::{DeclaresResponses, ErrorResponse};
+///
+/// #[derive(schemars::JsonSchema)]
+/// struct Problem { title: String, status: u16 }
+///
+/// /// The client's error decoder (its `feign_core::ErrorDecoder` impl is elsewhere).
+/// struct OrderErrors;
+///
+/// impl DeclaresResponses for OrderErrors {
+///     fn declared_responses(&self, method_key: &str) -> Vec<ErrorResponse> {
+///         let mut declared = vec![ErrorResponse::server_errors("the service failed; retried")];
+///         if method_key == "OrderService#create" {
+///             declared.push(ErrorResponse::client_errors("the order was refused").json::<Problem>());
+///         }
+///         declared
+///     }
+/// }
+/// # assert_eq!(OrderErrors.declared_responses("OrderService#create").len(), 2);
+/// ```
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` declares no error responses",
+    note = "implement `feign_openapi::DeclaresResponses` (also `feign_core::openapi::DeclaresResponses`) for it"
+)]
+pub trait DeclaresResponses {
+    /// The error responses expected from the call `method_key` (`Trait#method`, as
+    /// `ErrorDecoder::decode` gets it).
+    fn declared_responses(&self, method_key: &str) -> Vec<ErrorResponse>;
+}
 
 /// A response an error decoder expects and turns into an error: its status (or a class of
 /// statuses), a description and, optionally, its body's schema. Returned by
-/// [`ErrorDecoder::declared_responses`](crate::ErrorDecoder::declared_responses) and listed
-/// under each operation's `responses`.
+/// [`DeclaresResponses::declared_responses`] and listed under each operation's `responses`.
 ///
 /// ```
-/// use feign_core::http::StatusCode;
-/// use feign_core::openapi::ErrorResponse;
+/// use feign_openapi::ErrorResponse;
+/// use http::StatusCode;
 ///
 /// #[derive(schemars::JsonSchema)]
 /// struct Problem { title: String, status: u16 }

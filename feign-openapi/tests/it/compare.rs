@@ -1,10 +1,10 @@
-//! `openapi::compare`: a client's document against server specs, one disagreement at a time.
+//! `compare`: a client's document against server specs, one disagreement at a time.
 
 // The types and the trait are described here, never called or read.
 #![allow(dead_code)]
 
-use feign_core::openapi::{compare, Mismatch, MismatchKind};
 use feign_core::{feign_client, Error};
+use feign_openapi::{compare, Mismatch, MismatchKind};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};

@@ -6,8 +6,8 @@
 use std::collections::HashMap;
 
 use feign_core::http::StatusCode;
-use feign_core::openapi::ErrorResponse;
 use feign_core::{feign_client, Bytes, Error, ErrorDecoder, Response, ResponseEntity};
+use feign_openapi::{DeclaresResponses, ErrorResponse};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
@@ -128,7 +128,7 @@ fn document() -> Value {
 
 /// The official OpenAPI 3.1 meta-schema (see `tests/openapi-schema/README.md`).
 fn meta_schema() -> Value {
-    serde_json::from_str(include_str!("../../openapi-schema/oas-3.1.json")).unwrap()
+    serde_json::from_str(include_str!("../openapi-schema/oas-3.1.json")).unwrap()
 }
 
 /// Every error of `document` against the OpenAPI 3.1 meta-schema, and of each schema in it
@@ -333,13 +333,16 @@ fn bodies_are_described_by_their_media_type_and_schema() {
     );
 }
 
+/// An error decoder of the client that declares, for the document, what it decodes.
 struct OrderErrors;
 
 impl ErrorDecoder for OrderErrors {
     fn decode(&self, _method_key: &str, response: Response) -> Error {
         Error::status_error(response.status(), response.headers().clone(), Bytes::new())
     }
+}
 
+impl DeclaresResponses for OrderErrors {
     fn declared_responses(&self, method_key: &str) -> Vec<ErrorResponse> {
         let mut declared = vec![ErrorResponse::server_errors("the service failed")];
         if method_key == "OrderService#create" {
