@@ -440,8 +440,9 @@ impl Builder {
         self.with(|c| c.peak_ewma(peak_ewma))
     }
 
-    /// When this share of a service's instances (default 0.5) or more is ejected, balance
-    /// across all of them, ejected or not. Clamped to 0.0..=1.0.
+    /// When more than this share of a service's instances (default 0.5) is ejected, balance
+    /// across all of them, ejected or not (Envoy's panic threshold: one of two instances
+    /// ejected is not a panic). Clamped to 0.0..=1.0.
     pub fn panic_threshold(self, share: f64) -> Self {
         self.with(|c| c.panic_threshold(share))
     }

@@ -37,7 +37,7 @@
 //!    [`VersionRouting`] (metadata `version`), [`Hints`] (`X-SC-LB-Hint` against metadata
 //!    `hint`), [`Canary`] (metadata `canary=true`);
 //! 3. the policy over what is left, skipping every instance already tried in the call and
-//!    every ejected one (unless half or more are ejected: panic mode balances across all);
+//!    every ejected one (unless more than half are ejected: panic mode balances across all);
 //!    new and returning instances ramp up over 30 s ([`SlowStart`]).
 //!
 //! With [`Builder::subset`] (off by default) the balancer sees only its client's [`Subset`] of

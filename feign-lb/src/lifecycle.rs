@@ -78,7 +78,7 @@ pub struct Counters {
     pub discard: u64,
     /// `loadbalancer.ejections`: instances taken out by passive ejection.
     pub ejections: u64,
-    /// `loadbalancer.panic`: picks made in panic mode (half or more of the instances ejected).
+    /// `loadbalancer.panic`: picks made in panic mode (more than half of the instances ejected).
     pub panic: u64,
     /// `loadbalancer.retries`: retries the retry policy allowed.
     pub retries: u64,

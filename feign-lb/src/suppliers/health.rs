@@ -16,9 +16,9 @@ use crate::{InstanceSupplier, Instances, ServiceInstance};
 /// [`HealthCheckSupplier::new`] inside a tokio runtime; an instance is healthy until a check
 /// says otherwise.
 ///
-/// When the unhealthy share reaches the panic threshold (default 0.5), and in particular when
-/// every check fails, it serves all instances rather than an empty list (where Spring's
-/// supplier would emit none).
+/// When the unhealthy share passes the panic threshold (default 0.5: one of two unhealthy is
+/// not a panic), and in particular when every check fails, it serves all instances rather
+/// than an empty list (where Spring's supplier would emit none).
 #[derive(Clone)]
 pub struct HealthCheckSupplier {
     inner: Arc<Inner>,
@@ -69,7 +69,7 @@ impl Default for HealthCheckOptions {
 }
 
 impl HealthCheckOptions {
-    /// `/actuator/health` every 25 s, 5 s per check, panic at half unhealthy.
+    /// `/actuator/health` every 25 s, 5 s per check, panic past half unhealthy.
     pub fn new() -> Self {
         HealthCheckOptions::default()
     }
@@ -104,8 +104,8 @@ impl HealthCheckOptions {
         self
     }
 
-    /// The unhealthy share at which all instances are served (default 0.5, clamped to 0..=1;
-    /// 1.0 serves all only when every check fails).
+    /// The unhealthy share above which all instances are served (default 0.5, clamped to
+    /// 0..=1; 1.0 serves all only when every check fails).
     pub fn panic_threshold(mut self, share: f64) -> Self {
         self.panic_threshold = if share.is_nan() {
             0.5
@@ -239,7 +239,7 @@ impl InstanceSupplier for HealthCheckSupplier {
                 .cloned()
                 .collect();
             let down = list.len() - healthy.len();
-            if healthy.is_empty() || (down as f64) >= list.len() as f64 * self.inner.panic_threshold
+            if healthy.is_empty() || (down as f64) > list.len() as f64 * self.inner.panic_threshold
             {
                 return Some(list);
             }

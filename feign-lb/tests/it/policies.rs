@@ -408,12 +408,19 @@ async fn at_most_ten_percent_are_ejected_and_panic_balances_across_all() {
     let ejected = lb.instance_states(SVC).iter().filter(|s| s.ejected).count();
     assert_eq!(ejected, 1, "max(1, 10 %) of 10");
 
-    // Two instances, one ejected: half are out, so panic mode spreads over both.
+    // Two instances, one ejected: half out is not a panic (Envoy's rule), the other takes all.
     let (lb, _s) = balancer(Policy::RoundRobin, (1..=2).map(instance).collect());
+    let c = pick_until(&lb, "i1");
+    finish(c, &AttemptOutcome::Failed(&error), Duration::from_millis(1));
+    assert_eq!(shares(&lb, 100).get("i2"), Some(&100));
+    assert_eq!(lb.counters(SVC).unwrap().panic, 0);
+
+    // One instance, ejected: more than half are out, so panic mode still serves it.
+    let (lb, _s) = balancer(Policy::RoundRobin, vec![instance(1)]);
     let c = pick(&lb);
     finish(c, &AttemptOutcome::Failed(&error), Duration::from_millis(1));
-    let counts = shares(&lb, 100);
-    assert_eq!(counts.len(), 2, "{counts:?}");
+    assert!(lb.instance_states(SVC)[0].ejected);
+    assert_eq!(shares(&lb, 10).get("i1"), Some(&10));
     assert!(lb.counters(SVC).unwrap().panic > 0);
 }
 
