@@ -85,8 +85,9 @@ impl LoadBalancer {
         let now = lb.state.clock.now();
         snap.stats
             .iter()
-            .map(|s| InstanceState {
-                instance: s.instance.clone(),
+            .zip(snap.instances.iter())
+            .map(|(s, instance)| InstanceState {
+                instance: instance.clone(),
                 in_flight: s.in_flight(),
                 ejected: s.ejection_pending(now),
                 latency_estimate: Duration::from_nanos(

@@ -249,7 +249,7 @@ impl ServiceLb {
             self.last_chosen.record(snap.version, index);
         }
         for hook in self.state.hooks.iter() {
-            hook.on_start_request(&self.state.name, &stats.instance);
+            hook.on_start_request(&self.state.name, snap.instance(index));
         }
         Chosen::from_handle(attempt)
     }

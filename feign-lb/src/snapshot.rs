@@ -22,6 +22,8 @@ pub(crate) struct Snapshot {
     /// Whether the supplier knew the service at all.
     pub(crate) known: bool,
     pub(crate) stats: Box<[Listed]>,
+    /// The instances as this list describes them, by the same index as `stats`.
+    pub(crate) instances: Box<[ServiceInstance]>,
     /// Instances that left the list with attempts in flight, kept so that those attempts
     /// still count as active; dropped at a later rebuild once they are done.
     pub(crate) retired: Box<[Listed]>,
@@ -42,6 +44,7 @@ impl Snapshot {
             version: u64::MAX,
             known: false,
             stats: Box::new([]),
+            instances: Box::new([]),
             retired: Box::new([]),
             weights: Box::new([]),
             by_id: HashMap::new(),
@@ -53,8 +56,8 @@ impl Snapshot {
         }
     }
 
-    /// Derives the state of `instances`, keeping the live stats of instances already listed in
-    /// `previous`.
+    /// Derives the state of `instances`, keeping the live stats of the endpoints already listed
+    /// in `previous` (an instance id at the same address), whatever else of them changed.
     pub(crate) fn build(
         version: u64,
         instances: Option<Instances>,
@@ -76,6 +79,7 @@ impl Snapshot {
 
         let mut by_id: HashMap<Arc<str>, u32> = HashMap::with_capacity(instances.len());
         let mut stats = Vec::with_capacity(instances.len());
+        let mut described = Vec::with_capacity(instances.len());
         let mut weights = Vec::with_capacity(instances.len());
         for instance in instances.iter() {
             if by_id.contains_key(instance.instance_id()) {
@@ -86,8 +90,11 @@ impl Snapshot {
                 .by_id
                 .get(instance.instance_id())
                 .map(|&i| &previous.stats[i as usize])
-                .filter(|s| s.instance == *instance)
+                .filter(|s| s.is_endpoint_of(instance))
                 .cloned();
+            if let Some(stat) = &reused {
+                stat.describe(instance);
+            }
             let stat = reused.unwrap_or_else(|| {
                 if ramp_from != 0 {
                     state.note_ramp(ramp_from);
@@ -101,6 +108,7 @@ impl Snapshot {
             });
             by_id.insert(instance.instance_id_arc().clone(), stats.len() as u32);
             weights.push(weight_of(instance));
+            described.push(instance.clone());
             stats.push(stat);
         }
         let weighted = (policy == Policy::Weighted).then_some(weights.as_slice());
@@ -113,32 +121,32 @@ impl Snapshot {
                     .is_some_and(|zone| zone.eq_ignore_ascii_case(&z.zone))
             };
             (
-                view(select(&stats, inside)),
-                view(select(&stats, |i| !inside(i))),
+                view(select(&described, inside)),
+                view(select(&described, |i| !inside(i))),
             )
         });
         let mut hints = HashMap::new();
         if filters.hints.is_some() {
-            for (value, members) in group_by(&stats, HINT_KEY) {
+            for (value, members) in group_by(&described, HINT_KEY) {
                 hints.insert(value, view(members));
             }
         }
         let mut versions = HashMap::new();
         if filters.version.is_some() {
-            for (value, members) in group_by(&stats, VERSION_KEY) {
+            for (value, members) in group_by(&described, VERSION_KEY) {
                 versions.insert(value, view(members));
             }
         }
         let canary = filters.canary.as_ref().map(|_| {
             (
-                view(select(&stats, is_canary)),
-                view(select(&stats, |i| !is_canary(i))),
+                view(select(&described, is_canary)),
+                view(select(&described, |i| !is_canary(i))),
             )
         });
 
         let kept = |s: &Listed| {
             by_id
-                .get(s.instance.instance_id())
+                .get(s.id())
                 .is_some_and(|&i| stats[i as usize].same(s))
         };
         let retired = listed::retire(previous.stats.iter().chain(previous.retired.iter()), kept);
@@ -152,6 +160,7 @@ impl Snapshot {
             version,
             known,
             stats: stats.into_boxed_slice(),
+            instances: described.into_boxed_slice(),
             retired: retired.into_boxed_slice(),
             weights: weights.into_boxed_slice(),
             by_id,
@@ -163,8 +172,9 @@ impl Snapshot {
         }
     }
 
+    /// Instance `index` as this list describes it.
     pub(crate) fn instance(&self, index: usize) -> &ServiceInstance {
-        &self.stats[index].instance
+        &self.instances[index]
     }
 }
 
@@ -198,16 +208,16 @@ pub(crate) fn is_canary(instance: &ServiceInstance) -> bool {
         .is_some_and(|v| v.trim().eq_ignore_ascii_case("true"))
 }
 
-fn select(stats: &[Listed], keep: impl Fn(&ServiceInstance) -> bool) -> Vec<u32> {
-    (0..stats.len() as u32)
-        .filter(|&i| keep(&stats[i as usize].instance))
+fn select(instances: &[ServiceInstance], keep: impl Fn(&ServiceInstance) -> bool) -> Vec<u32> {
+    (0..instances.len() as u32)
+        .filter(|&i| keep(&instances[i as usize]))
         .collect()
 }
 
-fn group_by(stats: &[Listed], key: &str) -> HashMap<Box<str>, Vec<u32>> {
+fn group_by(instances: &[ServiceInstance], key: &str) -> HashMap<Box<str>, Vec<u32>> {
     let mut groups: HashMap<Box<str>, Vec<u32>> = HashMap::new();
-    for (i, s) in stats.iter().enumerate() {
-        if let Some(value) = s.instance.metadata().get(key) {
+    for (i, instance) in instances.iter().enumerate() {
+        if let Some(value) = instance.metadata().get(key) {
             groups
                 .entry(value.as_str().into())
                 .or_default()

@@ -10,6 +10,7 @@ mod config_live;
 mod failover;
 mod health;
 mod hedge;
+mod instance_updates;
 mod metrics;
 mod out_of_rotation;
 mod policies;
