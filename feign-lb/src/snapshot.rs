@@ -58,6 +58,11 @@ impl Snapshot {
 
     /// Derives the state of `instances`, keeping the live stats of the endpoints already listed
     /// in `previous` (an instance id at the same address), whatever else of them changed.
+    ///
+    /// The instances are put in the order of their ids, whatever order the supplier gives
+    /// (Eureka's client shuffles an application whose list changed), and every view carries
+    /// on the rotation of its counterpart in `previous` from the instance it would have picked
+    /// next: round robin over a changing list stays a rotation, each instance once a round.
     pub(crate) fn build(
         version: u64,
         instances: Option<Instances>,
@@ -81,7 +86,10 @@ impl Snapshot {
         let mut stats = Vec::with_capacity(instances.len());
         let mut described = Vec::with_capacity(instances.len());
         let mut weights = Vec::with_capacity(instances.len());
-        for instance in instances.iter() {
+        let mut ordered: Vec<&ServiceInstance> = instances.iter().collect();
+        // Stable: of two instances with one id, the first listed is kept, as before.
+        ordered.sort_by(|a, b| a.instance_id().cmp(b.instance_id()));
+        for instance in ordered {
             if by_id.contains_key(instance.instance_id()) {
                 tracing::warn!(instance = %instance.instance_id(), "duplicate instance id ignored");
                 continue;
@@ -112,35 +120,59 @@ impl Snapshot {
             stats.push(stat);
         }
         let weighted = (policy == Policy::Weighted).then_some(weights.as_slice());
-        let view = |members: Vec<u32>| View::new(members, weighted, rng.next_u64());
-        let all = view((0..stats.len() as u32).collect());
+        let view = |members: Vec<u32>, before: Option<&View>| {
+            let Some(next) = before.and_then(View::next_up) else {
+                return View::new(members, weighted, rng.next_u64());
+            };
+            // The position of the instance `previous` would have picked next, or of the first
+            // after it in id order (wrapping) if it left.
+            let position = |members: &[u32], old: u32| {
+                let id = previous.instance(old as usize).instance_id();
+                members
+                    .iter()
+                    .position(|&m| described[m as usize].instance_id() >= id)
+                    .unwrap_or(0)
+            };
+            let (member, generation) = next.weighted;
+            let round_robin = position(&members, next.round_robin);
+            let weighted_at = (position(&members, member), generation);
+            View::resumed(members, weighted, round_robin, weighted_at)
+        };
+        let all = view((0..stats.len() as u32).collect(), Some(&previous.all));
 
         let zone = filters.zone.as_ref().map(|z| {
             let inside = |i: &ServiceInstance| {
                 i.zone()
                     .is_some_and(|zone| zone.eq_ignore_ascii_case(&z.zone))
             };
+            let before = previous.zone.as_ref();
             (
-                view(select(&described, inside)),
-                view(select(&described, |i| !inside(i))),
+                view(select(&described, inside), before.map(|(v, _)| v)),
+                view(select(&described, |i| !inside(i)), before.map(|(_, v)| v)),
             )
         });
         let mut hints = HashMap::new();
         if filters.hints.is_some() {
             for (value, members) in group_by(&described, HINT_KEY) {
-                hints.insert(value, view(members));
+                let before = previous.hints.get(&value);
+                hints.insert(value, view(members, before));
             }
         }
         let mut versions = HashMap::new();
         if filters.version.is_some() {
             for (value, members) in group_by(&described, VERSION_KEY) {
-                versions.insert(value, view(members));
+                let before = previous.versions.get(&value);
+                versions.insert(value, view(members, before));
             }
         }
         let canary = filters.canary.as_ref().map(|_| {
+            let before = previous.canary.as_ref();
             (
-                view(select(&described, is_canary)),
-                view(select(&described, |i| !is_canary(i))),
+                view(select(&described, is_canary), before.map(|(v, _)| v)),
+                view(
+                    select(&described, |i| !is_canary(i)),
+                    before.map(|(_, v)| v),
+                ),
             )
         });
 

@@ -96,6 +96,35 @@ fn round_robin_visits_every_instance_in_turn() {
     }
 }
 
+/// A supplier that reorders its list at every change (as Eureka's client shuffles an
+/// application whose instances changed) leaves round robin a rotation: with four instances
+/// always listed and a fifth coming and going, no four picks in a row repeat an instance.
+#[test]
+fn round_robin_stays_a_rotation_while_the_list_is_reordered_and_changes() {
+    let (lb, supplier) = balancer(Policy::RoundRobin, (1..=4).map(instance).collect());
+    let mut order = Vec::new();
+    for round in 0..200u16 {
+        let mut list: Vec<ServiceInstance> = (1..=4).map(instance).collect();
+        if round % 3 == 0 {
+            list.push(instance(5));
+        }
+        list.rotate_left(usize::from(round % 5));
+        if round % 2 == 0 {
+            list.reverse();
+        }
+        supplier.set(SVC, list);
+        for _ in 0..3 {
+            order.push(pick(&lb).instance_id().to_string());
+        }
+    }
+    for (at, window) in order.windows(4).enumerate() {
+        let mut distinct = window.to_vec();
+        distinct.sort();
+        distinct.dedup();
+        assert_eq!(distinct.len(), 4, "picks {at}..{}: {window:?}", at + 4);
+    }
+}
+
 #[test]
 fn seeded_balancers_repeat_their_picks() {
     for policy in Policy::ALL {
