@@ -27,7 +27,8 @@ pub(crate) struct Snapshot {
     /// Instances that left the list with attempts in flight, kept so that those attempts
     /// still count as active; dropped at a later rebuild once they are done.
     pub(crate) retired: Box<[Listed]>,
-    pub(crate) weights: Box<[u32]>,
+    /// Each instance's weight (metadata `weight`, 1 when missing or unreadable).
+    pub(crate) weights: Box<[f64]>,
     pub(crate) by_id: HashMap<Arc<str>, u32>,
     pub(crate) all: View,
     /// The preferred zone's instances and the others.
@@ -94,10 +95,12 @@ impl Snapshot {
                 tracing::warn!(instance = %instance.instance_id(), "duplicate instance id ignored");
                 continue;
             }
-            let reused = previous
+            let before = previous
                 .by_id
                 .get(instance.instance_id())
-                .map(|&i| &previous.stats[i as usize])
+                .map(|&i| i as usize);
+            let reused = before
+                .map(|i| &previous.stats[i])
                 .filter(|s| s.is_endpoint_of(instance))
                 .cloned();
             if let Some(stat) = &reused {
@@ -115,7 +118,8 @@ impl Snapshot {
                 )))
             });
             by_id.insert(instance.instance_id_arc().clone(), stats.len() as u32);
-            weights.push(weight_of(instance));
+            let described_before = before.map(|i| previous.instance(i));
+            weights.push(weight_or_logged(&state.name, instance, described_before));
             described.push(instance.clone());
             stats.push(stat);
         }
@@ -222,14 +226,40 @@ impl Roster for ArcSwap<Snapshot> {
     }
 }
 
-/// An instance's weight from metadata `weight`; missing, unparsable or non-positive reads as 1.
-pub(crate) fn weight_of(instance: &ServiceInstance) -> u32 {
-    instance
-        .metadata()
-        .get(WEIGHT_KEY)
-        .and_then(|w| w.trim().parse::<u32>().ok())
-        .filter(|&w| w > 0)
-        .unwrap_or(1)
+/// An instance's weight as written in metadata `weight`: any number of at least 0, fractions
+/// included (0: no traffic under [`Policy::Weighted`]); 1 when there is none. `Err` with the
+/// text when it is not such a number.
+pub(crate) fn weight_of(instance: &ServiceInstance) -> Result<f64, &str> {
+    let Some(text) = instance.metadata().get(WEIGHT_KEY) else {
+        return Ok(1.0);
+    };
+    match text.trim().parse::<f64>() {
+        Ok(weight) if weight.is_finite() && weight >= 0.0 => Ok(weight),
+        _ => Err(text),
+    }
+}
+
+/// The weight [`weight_of`] reads, or 1 for one it cannot read: logged then, naming the
+/// instance, unless `before` (the instance as the previous list described it) had the same
+/// text, so that a weight is reported once and not at every rebuild.
+fn weight_or_logged(
+    service: &str,
+    instance: &ServiceInstance,
+    before: Option<&ServiceInstance>,
+) -> f64 {
+    weight_of(instance).unwrap_or_else(|text| {
+        let written_before = before.and_then(|b| b.metadata().get(WEIGHT_KEY));
+        if written_before.map(String::as_str) != Some(text) {
+            let shown: String = text.chars().take(64).collect();
+            tracing::warn!(
+                service,
+                instance = %instance.instance_id(),
+                weight = ?shown,
+                "instance weight is not a number of at least 0; it weighs 1"
+            );
+        }
+        1.0
+    })
 }
 
 /// Whether metadata says `canary=true`.

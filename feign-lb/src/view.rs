@@ -40,7 +40,7 @@ pub(crate) struct NextUp {
 impl View {
     /// A view over `members` whose rotations start at a random point drawn from `start`;
     /// `weights` (indexed by instance) enables the weighted schedule.
-    pub(crate) fn new(members: Vec<u32>, weights: Option<&[u32]>, start: u64) -> View {
+    pub(crate) fn new(members: Vec<u32>, weights: Option<&[f64]>, start: u64) -> View {
         let n = members.len().max(1) as u64;
         let position = (start % n) as usize;
         View::resumed(members, weights, position, (position, start / n))
@@ -51,7 +51,7 @@ impl View {
     /// list carries on the rotation of the view it replaces.
     pub(crate) fn resumed(
         members: Vec<u32>,
-        weights: Option<&[u32]>,
+        weights: Option<&[f64]>,
         next: usize,
         weighted: (usize, u64),
     ) -> View {
@@ -118,18 +118,23 @@ impl View {
 
 impl Stride {
     /// The schedule over `members`, starting at position `start.0` of generation `start.1`
-    /// (both wrapped into range).
-    fn new(members: &[u32], weights: &[u32], start: (usize, u64)) -> Option<Stride> {
-        let max = members.iter().map(|&m| weights[m as usize]).max()?;
-        if members.iter().all(|&m| weights[m as usize] == max) {
+    /// (both wrapped into range). Weights are scaled to the heaviest: a member of weight 0 is
+    /// never picked, any other at least once in [`MAX_WEIGHT`] generations. `None` when every
+    /// member weighs the same (0 included): round robin then.
+    fn new(members: &[u32], weights: &[f64], start: (usize, u64)) -> Option<Stride> {
+        let weight = |m: u32| weights[m as usize];
+        let max = members.iter().map(|&m| weight(m)).fold(0.0, f64::max);
+        if members.iter().all(|&m| weight(m) == max) {
             return None; // equal weights: plain round robin
         }
         let scaled = members
             .iter()
             .map(|&m| {
-                let w = u64::from(weights[m as usize]);
-                let s = (w * MAX_WEIGHT + u64::from(max) / 2) / u64::from(max);
-                s.clamp(1, MAX_WEIGHT) as u16
+                let w = weight(m);
+                if w <= 0.0 {
+                    return 0;
+                }
+                ((w / max * MAX_WEIGHT as f64).round() as u64).clamp(1, MAX_WEIGHT) as u16
             })
             .collect();
         let n = members.len() as u64;
@@ -206,7 +211,7 @@ mod tests {
 
     #[test]
     fn weighted_five_one_one_interleaves() {
-        let weights = [5, 1, 1];
+        let weights = [5.0, 1.0, 1.0];
         let view = View::new(vec![0, 1, 2], Some(&weights), 0);
         let picks: Vec<usize> = (0..70).map(|_| view.next_weighted()).collect();
         // Every window of 7 holds exactly 5 a's, one b and one c, and b and c are never adjacent.
