@@ -65,7 +65,7 @@ impl LoadBalancer {
     fn service(&self, name: &str) -> &Arc<ServiceLb> {
         let inner = &self.inner;
         inner.services.get_or_add(name, || {
-            ServiceLb::new(name, inner.settings_for(name), inner.clock)
+            ServiceLb::new(name, inner.settings_for(name), inner.clock, None)
         })
     }
 
@@ -487,7 +487,14 @@ impl Builder {
     /// Builds the balancer. Inside a tokio runtime it also listens to each supplier's
     /// [`InstanceSupplier::changed`], so lists are rebuilt as soon as they change; outside one,
     /// picks still notice a moved [`InstanceSupplier::version`] themselves.
-    pub fn build(mut self) -> LoadBalancer {
+    pub fn build(self) -> LoadBalancer {
+        self.build_replacing(None)
+    }
+
+    /// [`Builder::build`]; with `replaced`, a balancer to take the place of (a live reload):
+    /// the new one keeps its clock and, for every service it knew, takes over its instances'
+    /// ejections, latency estimates and slow-start ramps.
+    fn build_replacing(mut self, replaced: Option<&LoadBalancer>) -> LoadBalancer {
         if let Some(subset) = self.subset.take() {
             let narrow = |supplier: &mut Option<Arc<dyn InstanceSupplier>>| {
                 if let Some(inner) = supplier.take() {
@@ -506,15 +513,22 @@ impl Builder {
             ..self.settings()
         };
         let (shutdown, _) = tokio::sync::watch::channel(());
+        let clock = replaced.map_or_else(Clock::new, |r| r.inner.clock);
         let lb = LoadBalancer {
             inner: Arc::new(Inner {
                 defaults,
                 overrides: self.overrides,
-                clock: Clock::new(),
+                clock,
                 services: ServiceTable::new(),
                 _shutdown: shutdown,
             }),
         };
+        for service in replaced.iter().flat_map(|r| r.inner.services.iter()) {
+            let (name, snapshot) = (&*service.state.name, service.snapshot.load());
+            lb.inner.services.get_or_add(name, || {
+                ServiceLb::new(name, lb.inner.settings_for(name), clock, Some(&snapshot))
+            });
+        }
         let names: Vec<String> = lb.inner.overrides.iter().map(|(n, _)| n.clone()).collect();
         for name in &names {
             lb.service(name);

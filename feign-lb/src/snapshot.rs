@@ -15,6 +15,17 @@ use crate::stats::InstanceStats;
 use crate::view::View;
 use crate::{Instances, ServiceInstance};
 
+/// The snapshot a new one is derived from.
+#[derive(Clone, Copy)]
+pub(crate) enum Before<'a> {
+    /// The service's own snapshot: listed endpoints keep their stats, shared.
+    Own(&'a Snapshot),
+    /// The snapshot of the same service in the balancer a reload replaces: its endpoints'
+    /// state (ejection, latency estimate, slow-start ramp) is copied into the new service's
+    /// stats, which report to the new settings.
+    Replaced(&'a Snapshot),
+}
+
 /// Everything a pick needs, derived from one instance list.
 pub(crate) struct Snapshot {
     /// The supplier version this was built from.
@@ -67,12 +78,14 @@ impl Snapshot {
     pub(crate) fn build(
         version: u64,
         instances: Option<Instances>,
-        previous: &Snapshot,
+        before: Before<'_>,
         state: &Arc<ServiceState>,
         policy: Policy,
         filters: &Filters,
         rng: &Rng,
     ) -> Snapshot {
+        let (Before::Own(previous) | Before::Replaced(previous)) = before;
+        let replacing = matches!(before, Before::Replaced(_));
         let known = instances.is_some();
         let instances = instances.unwrap_or_else(|| Arc::from(Vec::new()));
         let now = state.clock.now();
@@ -95,30 +108,35 @@ impl Snapshot {
                 tracing::warn!(instance = %instance.instance_id(), "duplicate instance id ignored");
                 continue;
             }
-            let before = previous
+            let listed_before = previous
                 .by_id
                 .get(instance.instance_id())
                 .map(|&i| i as usize);
-            let reused = before
+            let same_endpoint = listed_before
                 .map(|i| &previous.stats[i])
-                .filter(|s| s.is_endpoint_of(instance))
-                .cloned();
-            if let Some(stat) = &reused {
-                stat.describe(instance);
-            }
-            let stat = reused.unwrap_or_else(|| {
-                if ramp_from != 0 {
-                    state.note_ramp(ramp_from);
+                .filter(|s| s.is_endpoint_of(instance));
+            let stat = match same_endpoint {
+                Some(kept) if !replacing => {
+                    kept.describe(instance);
+                    kept.clone()
                 }
-                Listed::new(Arc::new(InstanceStats::new(
-                    instance.clone(),
-                    state.clone(),
-                    state.default_rtt_ns,
-                    ramp_from,
-                )))
-            });
+                _ => {
+                    let fresh = InstanceStats::new(
+                        instance.clone(),
+                        state.clone(),
+                        state.default_rtt_ns,
+                        ramp_from,
+                    );
+                    match same_endpoint {
+                        Some(replaced) => fresh.take_state_of(replaced, now),
+                        None if ramp_from != 0 => state.note_ramp(ramp_from),
+                        None => {}
+                    }
+                    Listed::new(Arc::new(fresh))
+                }
+            };
             by_id.insert(instance.instance_id_arc().clone(), stats.len() as u32);
-            let described_before = before.map(|i| previous.instance(i));
+            let described_before = listed_before.map(|i| previous.instance(i));
             weights.push(weight_or_logged(&state.name, instance, described_before));
             described.push(instance.clone());
             stats.push(stat);
@@ -185,7 +203,12 @@ impl Snapshot {
                 .get(s.id())
                 .is_some_and(|&i| stats[i as usize].same(s))
         };
-        let retired = listed::retire(previous.stats.iter().chain(previous.retired.iter()), kept);
+        // The attempts in flight on a replaced balancer report to it, not to this one.
+        let retired = if replacing {
+            Vec::new()
+        } else {
+            listed::retire(previous.stats.iter().chain(previous.retired.iter()), kept)
+        };
 
         let now_ejected = stats.iter().filter(|s| s.recount_ejection(now)).count();
         state

@@ -108,6 +108,36 @@ impl InstanceStats {
         self.active.increment(1.0);
     }
 
+    /// Takes over the state `replaced` (this endpoint's stats in the balancer a reload
+    /// replaced, on the same clock) has at `now`, as far as this service's settings keep it:
+    /// the ejection and its level when ejection is on, the latency estimate when this policy
+    /// reads it and one was measured, the slow-start ramp, the failure counts.
+    pub(crate) fn take_state_of(&self, replaced: &InstanceStats, now: u64) {
+        let copy = |to: &AtomicU64, from: &AtomicU64| {
+            to.store(from.load(Ordering::Relaxed), Ordering::Relaxed);
+        };
+        let state = &*self.service;
+        if state.ejection.enabled && replaced.ejection_pending(now) {
+            copy(&self.ejected_until, &replaced.ejected_until);
+        }
+        if state.ejection.enabled {
+            let level = replaced.ejection_level.load(Ordering::Relaxed);
+            self.ejection_level.store(level, Ordering::Relaxed);
+        }
+        if state.tracks_latency && replaced.ewma_at.load(Ordering::Relaxed) != 0 {
+            copy(&self.ewma_bits, &replaced.ewma_bits);
+            copy(&self.ewma_at, &replaced.ewma_at);
+        }
+        let ramp_start = replaced.ramp_start.load(Ordering::Relaxed);
+        self.start_ramp(ramp_start);
+        if ramp_start != 0 {
+            state.note_ramp(ramp_start);
+        }
+        let failures = replaced.consecutive_failures.load(Ordering::Relaxed);
+        self.consecutive_failures.store(failures, Ordering::Relaxed);
+        copy(&self.failed_until, &replaced.failed_until);
+    }
+
     /// Whether the instance is ejected at `now`. An expired ejection is cleared here (once),
     /// keeping the service's ejected count in step.
     pub(crate) fn is_ejected(&self, now: u64, state: &ServiceState) -> bool {
