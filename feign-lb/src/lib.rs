@@ -88,7 +88,7 @@
 //! | `health-check.initial-delay`, `.interval` (ms, or `25s`), `.path.<service>` / `.path.default` (empty: no checks for that service) | [`HealthCheckOptions`] |
 //! | `retry.enabled`, `.max-retries-on-same-service-instance`, `.max-retries-on-next-service-instance`, `.retryable-status-codes`, `.retry-on-all-operations`, `.avoid-previous-instance` (only `true`) | [`RetryConfig`] |
 //! | `retry.backoff.enabled`, `.min-backoff`, `.max-backoff`, `.jitter` | [`Backoff`] |
-//! | `cache.enabled`, `cache.ttl` | a [`CachingSupplier`] around the balancer's supplier when `ttl` is set (not with `health-check`); `cache.capacity` is checked and has no effect (one list per service is kept) |
+//! | `cache.enabled`, `cache.ttl` | a [`CachingSupplier`] around the balancer's supplier when `ttl` is set (not with `health-check`): it keeps the last good list and passes the supplier's changes through at once, so the TTL bounds only a supplier that never reports one; `cache.capacity` is checked and has no effect (one list per service is kept) |
 //! | `sticky-session.instance-id-cookie-name`, `.add-service-instance-cookie` (only `false`) | the sticky cookie |
 //! | `hint.<service>` / `hint.default`, `hint-header-name` | [`Hints`], on when either is set |
 //! | `feign.loadbalancer.policy`, `feign.loadbalancer.clients.<service>.policy` (ours: Spring picks policies by bean) | [`Policy`]: `round-robin`, `random`, `weighted`, `least-request`, `peak-ewma` |

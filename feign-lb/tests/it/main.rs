@@ -5,6 +5,7 @@
 //! and no harness, so no other test may run beside it.
 
 mod any_client;
+mod caching;
 mod config;
 mod config_live;
 mod failover;
