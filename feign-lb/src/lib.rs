@@ -60,6 +60,8 @@
 //! ([`Ejection`]). The retry policy ([`RetryConfig`]) follows Spring's settings: no retry on
 //! the same instance, one on the next, idempotent methods only except when nothing was sent,
 //! status codes 502/503/504, optional backoff, and a [`RetryBudget`] of 20 % of calls + 10/s.
+//! Hedges (`feign_core::HedgingConfig`) have a [`HedgeBudget`] of their own: 5 % of calls +
+//! 5/s over 1 s, and none while more than half of the calls are slow enough to ask for one.
 //! When no instance can be chosen the error names the service and says whether none is
 //! registered or all were filtered out.
 //!
@@ -144,7 +146,7 @@ pub use crate::http::{LoadBalanced, LoadBalancedLayer};
 #[cfg(feature = "config")]
 pub use balancer::LiveLoadBalancer;
 pub use balancer::{Builder, InstanceState, LoadBalancer, ServiceConfig};
-pub use budget::RetryBudget;
+pub use budget::{HedgeBudget, RetryBudget};
 pub use config::{Ejection, PeakEwma, Policy, SlowStart};
 pub use filter::{Canary, Hints, StickySession, VersionRouting, ZonePreference};
 pub use filter::{CANARY_KEY, HINT_KEY, VERSION_KEY, WEIGHT_KEY, ZONE_KEY};
