@@ -327,6 +327,9 @@ pub struct Builder {
     /// Caches and health checks from configuration, put around the suppliers by `build`.
     #[cfg(feature = "config")]
     layers: properties::Layers,
+    /// The transport settings the health checks from configuration connect with.
+    #[cfg(feature = "config")]
+    health_check_transport: Option<(feign_core::HttpClientConfig, feign_core::Options)>,
 }
 
 impl Default for Builder {
@@ -339,6 +342,8 @@ impl Default for Builder {
             subset: None,
             #[cfg(feature = "config")]
             layers: properties::Layers::default(),
+            #[cfg(feature = "config")]
+            health_check_transport: None,
         }
     }
 }
@@ -481,6 +486,24 @@ impl Builder {
     /// ```
     pub fn subset(mut self, subset: Subset) -> Self {
         self.subset = Some(subset);
+        self
+    }
+
+    /// The TLS, proxy and pool settings and the options (connect timeout) of the balanced
+    /// clients, for the health checks that configuration puts around the suppliers
+    /// (`configurations: health-check`): so that instances behind a private CA, mutual TLS or
+    /// a proxy are checked as they are called (see [`HealthCheckOptions::transport`], the same
+    /// for a [`HealthCheckSupplier`] built in code). Default: feign-rs's reqwest defaults.
+    ///
+    /// [`HealthCheckOptions::transport`]: crate::HealthCheckOptions::transport
+    /// [`HealthCheckSupplier`]: crate::HealthCheckSupplier
+    #[cfg(feature = "config")]
+    pub fn health_check_transport(
+        mut self,
+        http: feign_core::HttpClientConfig,
+        options: &feign_core::Options,
+    ) -> Self {
+        self.health_check_transport = Some((http, *options));
         self
     }
 

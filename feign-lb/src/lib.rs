@@ -87,7 +87,7 @@
 //! | `configurations` | Spring's presets: `default` (nothing more), `zone-preference` ([`ZonePreference`] on `zone`, which it needs), `health-check` ([`HealthCheckSupplier`] around the balancer's supplier, no cache), `request-based-sticky-session` ([`StickySession`]), `same-instance-preference`, `weighted` ([`Policy::Weighted`]), `subset` ([`Subset`] around the balancer's supplier) |
 //! | `subset.instance-id` (default: a random id per process), `subset.size` (default 100, at least 1) | [`Subset`] |
 //! | `zone` | the zone `zone-preference` keeps |
-//! | `health-check.initial-delay`, `.interval` (ms, or `25s`), `.path.<service>` / `.path.default` (empty: no checks for that service) | [`HealthCheckOptions`] |
+//! | `health-check.initial-delay`, `.interval` (ms, or `25s`), `.path.<service>` / `.path.default` (empty: no checks for that service; none: the URL the instance registered, else `/actuator/health`), `.port`, `.refetch-instances`, `.refetch-instances-interval` | [`HealthCheckOptions`]; checks connect with [`Builder::health_check_transport`] |
 //! | `retry.enabled`, `.max-retries-on-same-service-instance`, `.max-retries-on-next-service-instance`, `.retryable-status-codes`, `.retry-on-all-operations`, `.avoid-previous-instance` (only `true`) | [`RetryConfig`] |
 //! | `retry.backoff.enabled`, `.min-backoff`, `.max-backoff`, `.jitter` | [`Backoff`] |
 //! | `cache.enabled`, `cache.ttl` | a [`CachingSupplier`] around the balancer's supplier when `ttl` is set (not with `health-check`): it keeps the last good list and passes the supplier's changes through at once, so the TTL bounds only a supplier that never reports one; `cache.capacity` is checked and has no effect (one list per service is kept) |

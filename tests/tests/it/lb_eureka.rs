@@ -1,6 +1,7 @@
 //! The balancer over instances discovered from the embedded registry: round robin stays a
 //! rotation while instances come and go (each change of an application's list reaches the
-//! client shuffled, as Netflix's client shuffles it).
+//! client shuffled, as Netflix's client shuffles it), and health checks go to the URL each
+//! instance registered.
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -8,24 +9,34 @@ use std::time::Duration;
 
 use feign_eureka::{EurekaClient, InstanceConfig};
 use feign_eureka_server::EurekaServer;
-use feign_lb::{LifecycleHook, LoadBalancer, ServiceInstance};
-use feign_test_support::backend::{Backend, OrderServiceClient};
+use feign_lb::{
+    HealthCheckOptions, HealthCheckSupplier, InstanceSupplier, LifecycleHook, LoadBalancer,
+    ServiceInstance,
+};
+use feign_test_support::backend::{Backend, Mode, OrderServiceClient};
 
 const APP: &str = "order-service";
 
 /// Registers an instance of [`APP`] at 127.0.0.1:`port`, named by its address.
 async fn register(registry: &str, port: u16) -> EurekaClient {
+    register_as(registry, instance(port)).await
+}
+
+/// An instance of [`APP`] at 127.0.0.1:`port`, named by its address.
+fn instance(port: u16) -> InstanceConfig {
+    InstanceConfig::new(APP, port)
+        .host_name("127.0.0.1")
+        .ip_address("127.0.0.1")
+        .prefer_ip_address(true)
+        .instance_id(format!("127.0.0.1:{port}"))
+}
+
+async fn register_as(registry: &str, instance: InstanceConfig) -> EurekaClient {
     EurekaClient::builder()
         .service_urls([registry])
         .fetch_registry(false)
         .registration_jitter(Duration::ZERO)
-        .instance(
-            InstanceConfig::new(APP, port)
-                .host_name("127.0.0.1")
-                .ip_address("127.0.0.1")
-                .prefer_ip_address(true)
-                .instance_id(format!("127.0.0.1:{port}")),
-        )
+        .instance(instance)
         .start()
         .await
         .expect("registers")
@@ -97,11 +108,11 @@ async fn round_robin_stays_a_rotation_while_discovered_instances_come_and_go() {
             };
             while !done.load(Ordering::SeqCst) {
                 let client = register(&url, fifth).await;
-                wait_for(|| fifth_listed(&discovery)).await;
+                wait_for("the fifth listed", || fifth_listed(&discovery)).await;
                 changes.fetch_add(1, Ordering::SeqCst);
                 tokio::time::sleep(Duration::from_millis(20)).await;
                 client.shutdown().await;
-                wait_for(|| !fifth_listed(&discovery)).await;
+                wait_for("the fifth gone", || !fifth_listed(&discovery)).await;
                 changes.fetch_add(1, Ordering::SeqCst);
                 tokio::time::sleep(Duration::from_millis(20)).await;
             }
@@ -131,13 +142,76 @@ async fn round_robin_stays_a_rotation_while_discovered_instances_come_and_go() {
     registry.shutdown().await;
 }
 
-/// Waits until `done` holds, for at most 5 s.
-async fn wait_for(done: impl Fn() -> bool) {
+/// Waits until `done` holds, for at most 5 s; `what` names it if it never does.
+async fn wait_for(what: &str, done: impl Fn() -> bool) {
     for _ in 0..5_000 {
         if done() {
             return;
         }
         tokio::time::sleep(Duration::from_millis(1)).await;
     }
-    panic!("the registry change did not reach the client within 5 s");
+    panic!("{what}: not within 5 s");
+}
+
+/// An instance that registered a health check URL on its management port is checked there,
+/// not on the port it serves calls on: its management endpoint answers 503, so it is taken out
+/// although its serving port would answer 200.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn health_checks_go_to_the_registered_health_check_url() {
+    let registry = EurekaServer::builder()
+        .bind("127.0.0.1:0")
+        .read_only_cache(false)
+        .start()
+        .await
+        .expect("the embedded registry starts");
+    let url = registry.url().to_owned();
+    let (serving, healthy) = (Backend::start(), Backend::start());
+    let management = Backend::start();
+    management.set_mode(Mode::Unavailable);
+    let health_url = format!("http://127.0.0.1:{}/manage/health", management.addr.port());
+    let registrations = [
+        register_as(
+            &url,
+            instance(serving.addr.port()).health_check_url(health_url),
+        )
+        .await,
+        register(&url, healthy.addr.port()).await,
+    ];
+    let discovery = EurekaClient::builder()
+        .service_urls([url.clone()])
+        .allow_loopback(true)
+        .watch(true)
+        .start()
+        .await
+        .expect("discovers");
+    wait_for("both listed", || {
+        discovery.instances(APP).is_some_and(|list| list.len() == 2)
+    })
+    .await;
+
+    let options = HealthCheckOptions::new().interval(Duration::from_millis(20));
+    let checked = HealthCheckSupplier::with_options(Arc::new(discovery.supplier()), options);
+    let healthy_port = healthy.addr.port();
+    let served_only_healthy = || {
+        checked
+            .instances(APP)
+            .is_some_and(|list| list.len() == 1 && list[0].port() == healthy_port)
+    };
+    wait_for(
+        "the instance failing its management check taken out",
+        served_only_healthy,
+    )
+    .await;
+    let checks = management.log();
+    assert!(
+        checks.iter().all(|(_, path)| path == "/manage/health") && !checks.is_empty(),
+        "{checks:?}"
+    );
+    assert_eq!(serving.hits(), 0, "checked on its serving port");
+
+    discovery.shutdown().await;
+    for client in registrations {
+        client.shutdown().await;
+    }
+    registry.shutdown().await;
 }
