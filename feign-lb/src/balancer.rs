@@ -4,6 +4,7 @@
 mod live;
 #[cfg(feature = "config")]
 mod properties;
+mod settings;
 
 use std::fmt;
 use std::sync::Arc;
@@ -142,7 +143,8 @@ impl fmt::Debug for LoadBalancer {
 }
 
 /// Settings of one service that differ from the balancer's, as Spring's
-/// `@LoadBalancerClient(name = ..., configuration = ...)`.
+/// `@LoadBalancerClient(name = ..., configuration = ...)`: each setter here is also a setter of
+/// [`Builder`], where it sets the default of every service.
 #[derive(Clone, Default)]
 #[must_use]
 pub struct ServiceConfig {
@@ -175,90 +177,6 @@ impl ServiceConfig {
     /// Settings that inherit everything from the balancer.
     pub fn new() -> Self {
         ServiceConfig::default()
-    }
-
-    /// This service's own instance supplier.
-    pub fn supplier(mut self, supplier: impl InstanceSupplier) -> Self {
-        self.supplier = Some(Arc::new(supplier));
-        self
-    }
-
-    /// This service's own instance supplier, shared.
-    pub fn shared_supplier(mut self, supplier: Arc<dyn InstanceSupplier>) -> Self {
-        self.supplier = Some(supplier);
-        self
-    }
-
-    /// This service's policy.
-    pub fn policy(mut self, policy: Policy) -> Self {
-        self.policy = Some(policy);
-        self
-    }
-
-    /// This service's retry settings.
-    pub fn retry(mut self, retry: RetryConfig) -> Self {
-        self.retry = Some(retry);
-        self
-    }
-
-    /// This service's zone preference (`None` turns the balancer's off).
-    pub fn zone_preference(mut self, zone: impl Into<Option<ZonePreference>>) -> Self {
-        self.zone = Some(zone.into());
-        self
-    }
-
-    /// This service's hints (`None` turns the balancer's off).
-    pub fn hints(mut self, hints: impl Into<Option<Hints>>) -> Self {
-        self.hints = Some(hints.into());
-        self
-    }
-
-    /// This service's canary routing (`None` turns the balancer's off).
-    pub fn canary(mut self, canary: impl Into<Option<Canary>>) -> Self {
-        self.canary = Some(canary.into());
-        self
-    }
-
-    /// This service's version routing (`None` turns the balancer's off).
-    pub fn version_routing(mut self, routing: impl Into<Option<VersionRouting>>) -> Self {
-        self.version = Some(routing.into());
-        self
-    }
-
-    /// This service's sticky sessions (`None` turns the balancer's off).
-    pub fn sticky_session(mut self, sticky: impl Into<Option<StickySession>>) -> Self {
-        self.sticky = Some(sticky.into());
-        self
-    }
-
-    /// Whether this service prefers the instance it picked last.
-    pub fn same_instance_preference(mut self, yes: bool) -> Self {
-        self.same_instance = Some(yes);
-        self
-    }
-
-    /// This service's passive ejection.
-    pub fn ejection(mut self, ejection: Ejection) -> Self {
-        self.ejection = Some(ejection);
-        self
-    }
-
-    /// This service's slow start.
-    pub fn slow_start(mut self, slow_start: SlowStart) -> Self {
-        self.slow_start = Some(slow_start);
-        self
-    }
-
-    /// This service's Peak-EWMA tuning.
-    pub fn peak_ewma(mut self, peak_ewma: PeakEwma) -> Self {
-        self.peak_ewma = Some(peak_ewma);
-        self
-    }
-
-    /// This service's panic threshold (see [`Builder::panic_threshold`]).
-    pub fn panic_threshold(mut self, share: f64) -> Self {
-        self.panic_threshold = Some(clamp_share(share, 0.5));
-        self
     }
 
     fn apply(&self, s: &mut Settings) {
@@ -313,7 +231,9 @@ fn clamp_share(share: f64, default: f64) -> f64 {
 }
 
 /// Builds a [`LoadBalancer`]. Every setting has a safe default; out-of-range values are
-/// clamped, as each setter says.
+/// clamped, as each setter says. The per-service setters (`policy`, `retry`, `slow_start`, ...)
+/// are [`ServiceConfig`]'s: here they set the default of every service, and
+/// [`Builder::service`] gives one service settings of its own.
 #[must_use]
 #[derive(Clone)]
 pub struct Builder {
@@ -357,13 +277,6 @@ impl fmt::Debug for Builder {
 }
 
 impl Builder {
-    /// Changes the settings every service starts from: each setter below is written once, on
-    /// [`ServiceConfig`].
-    fn with(mut self, set: impl FnOnce(ServiceConfig) -> ServiceConfig) -> Self {
-        self.defaults = set(self.defaults);
-        self
-    }
-
     /// The settings every service starts from: the built-in defaults under those set.
     fn settings(&self) -> Settings {
         let mut settings = Settings::default();
@@ -372,85 +285,10 @@ impl Builder {
         settings
     }
 
-    /// Where instances come from, for every service without its own supplier (no default:
-    /// without one, every pick fails with "no instance").
-    pub fn supplier(self, supplier: impl InstanceSupplier) -> Self {
-        self.with(|c| c.supplier(supplier))
-    }
-
-    /// Same as [`Builder::supplier`], for a supplier shared with other code (e.g. a discovery
-    /// client also used elsewhere).
-    pub fn shared_supplier(self, supplier: Arc<dyn InstanceSupplier>) -> Self {
-        self.with(|c| c.shared_supplier(supplier))
-    }
-
-    /// The policy (default [`Policy::RoundRobin`]).
-    pub fn policy(self, policy: Policy) -> Self {
-        self.with(|c| c.policy(policy))
-    }
-
-    /// Retry settings (default [`RetryConfig::new`]).
-    pub fn retry(self, retry: RetryConfig) -> Self {
-        self.with(|c| c.retry(retry))
-    }
-
     /// Settings for one service that differ from the others (case-insensitive name).
     pub fn service(mut self, name: impl Into<String>, config: ServiceConfig) -> Self {
         self.overrides.push((name.into(), config));
         self
-    }
-
-    /// Zone preference with failover (default off).
-    pub fn zone_preference(self, zone: ZonePreference) -> Self {
-        self.with(|c| c.zone_preference(zone))
-    }
-
-    /// Hint routing by `X-SC-LB-Hint` (default off).
-    pub fn hints(self, hints: Hints) -> Self {
-        self.with(|c| c.hints(hints))
-    }
-
-    /// Canary routing (default off).
-    pub fn canary(self, canary: Canary) -> Self {
-        self.with(|c| c.canary(canary))
-    }
-
-    /// Version routing (default off).
-    pub fn version_routing(self, routing: VersionRouting) -> Self {
-        self.with(|c| c.version_routing(routing))
-    }
-
-    /// Request-based sticky sessions by cookie `sc-lb-instance-id` (default off).
-    pub fn sticky_session(self, sticky: StickySession) -> Self {
-        self.with(|c| c.sticky_session(sticky))
-    }
-
-    /// Prefer the instance picked last while it is listed and not ejected (Spring's
-    /// same-instance preference; default off).
-    pub fn same_instance_preference(self, yes: bool) -> Self {
-        self.with(|c| c.same_instance_preference(yes))
-    }
-
-    /// Passive ejection (default [`Ejection::new`]).
-    pub fn ejection(self, ejection: Ejection) -> Self {
-        self.with(|c| c.ejection(ejection))
-    }
-
-    /// Slow start (default [`SlowStart::new`]: 30 s).
-    pub fn slow_start(self, slow_start: SlowStart) -> Self {
-        self.with(|c| c.slow_start(slow_start))
-    }
-
-    /// Peak-EWMA tuning (default [`PeakEwma::new`]).
-    pub fn peak_ewma(self, peak_ewma: PeakEwma) -> Self {
-        self.with(|c| c.peak_ewma(peak_ewma))
-    }
-
-    /// When more than this share of a service's instances (default 0.5) is ejected, balance
-    /// across all of them, ejected or not (Envoy's panic threshold: one of two instances
-    /// ejected is not a panic). Clamped to 0.0..=1.0.
-    pub fn panic_threshold(self, share: f64) -> Self {
-        self.with(|c| c.panic_threshold(share))
     }
 
     /// Adds a lifecycle hook.
