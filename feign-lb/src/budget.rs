@@ -58,39 +58,35 @@ impl RetryBudget {
 
 const SLOTS: usize = 10;
 
-#[derive(Debug, Default)]
-struct Slot {
-    epoch: AtomicU64,
-    balance: AtomicI64,
-}
-
-/// The live budget: ten slots of a tenth of the window each; lock-free.
+/// A sliding window of `N` counters, lock-free: ten slots of a tenth of the window each, a slot
+/// cleared when the clock enters it anew. What both budgets count in.
 #[derive(Debug)]
-pub(crate) struct Budget {
+struct Window<const N: usize> {
     clock: Clock,
     slot_ns: u64,
-    deposit: i64,
-    withdrawal: i64,
-    reserve: i64,
-    slots: [Slot; SLOTS],
+    slots: [Slot<N>; SLOTS],
 }
 
-impl Budget {
-    pub(crate) fn new(settings: &RetryBudget) -> Budget {
-        let ttl_ns = nanos(settings.ttl).max(1_000_000_000);
-        Budget {
+#[derive(Debug)]
+struct Slot<const N: usize> {
+    epoch: AtomicU64,
+    counts: [AtomicI64; N],
+}
+
+impl<const N: usize> Window<N> {
+    fn new(window_ns: u64) -> Self {
+        Window {
             clock: Clock::new(),
-            slot_ns: ttl_ns / SLOTS as u64,
-            deposit: (settings.percent * 10.0).round() as i64,
-            withdrawal: 1000,
-            reserve: i64::from(settings.min_per_second)
-                .saturating_mul((ttl_ns / 1_000_000_000) as i64)
-                .saturating_mul(1000),
-            slots: Default::default(),
+            slot_ns: (window_ns / SLOTS as u64).max(1),
+            slots: std::array::from_fn(|_| Slot {
+                epoch: AtomicU64::new(0),
+                counts: std::array::from_fn(|_| AtomicI64::new(0)),
+            }),
         }
     }
 
-    fn current(&self) -> (u64, &Slot) {
+    /// The current slot's epoch and the slot, cleared if it was last used a window ago.
+    fn current(&self) -> (u64, &Slot<N>) {
         let epoch = self.clock.now() / self.slot_ns + 1;
         let slot = &self.slots[(epoch % SLOTS as u64) as usize];
         let seen = slot.epoch.load(Ordering::Acquire);
@@ -100,30 +96,67 @@ impl Budget {
                 .compare_exchange(seen, epoch, Ordering::AcqRel, Ordering::Acquire)
                 .is_ok()
         {
-            slot.balance.store(0, Ordering::Release);
+            for count in &slot.counts {
+                count.store(0, Ordering::Release);
+            }
         }
         (epoch, slot)
     }
 
+    /// Adds `by` to counter `counter` now.
+    fn add(&self, counter: usize, by: i64) {
+        self.current().1.counts[counter].fetch_add(by, Ordering::AcqRel);
+    }
+
+    /// Each counter summed over the window.
+    fn sums(&self) -> [i64; N] {
+        let (epoch, _) = self.current();
+        let mut sums = [0; N];
+        for slot in &self.slots {
+            if epoch.saturating_sub(slot.epoch.load(Ordering::Acquire)) < SLOTS as u64 {
+                for (sum, count) in sums.iter_mut().zip(&slot.counts) {
+                    *sum += count.load(Ordering::Acquire);
+                }
+            }
+        }
+        sums
+    }
+}
+
+/// The live retry budget: one balance, deposits in, withdrawals out.
+#[derive(Debug)]
+pub(crate) struct Budget {
+    window: Window<1>,
+    deposit: i64,
+    withdrawal: i64,
+    reserve: i64,
+}
+
+impl Budget {
+    pub(crate) fn new(settings: &RetryBudget) -> Budget {
+        let ttl_ns = nanos(settings.ttl).max(1_000_000_000);
+        Budget {
+            window: Window::new(ttl_ns),
+            deposit: (settings.percent * 10.0).round() as i64,
+            withdrawal: 1000,
+            reserve: i64::from(settings.min_per_second)
+                .saturating_mul((ttl_ns / 1_000_000_000) as i64)
+                .saturating_mul(1000),
+        }
+    }
+
     /// Counts one call.
     pub(crate) fn deposit(&self) {
-        let (_, slot) = self.current();
-        slot.balance.fetch_add(self.deposit, Ordering::AcqRel);
+        self.window.add(0, self.deposit);
     }
 
     /// Takes one retry from the budget, or says there is none left.
     pub(crate) fn withdraw(&self) -> bool {
-        let (epoch, slot) = self.current();
-        let sum: i64 = self
-            .slots
-            .iter()
-            .filter(|s| epoch.saturating_sub(s.epoch.load(Ordering::Acquire)) < SLOTS as u64)
-            .map(|s| s.balance.load(Ordering::Acquire))
-            .sum();
-        if sum + self.reserve < self.withdrawal {
+        let [balance] = self.window.sums();
+        if balance + self.reserve < self.withdrawal {
             return false;
         }
-        slot.balance.fetch_sub(self.withdrawal, Ordering::AcqRel);
+        self.window.add(0, -self.withdrawal);
         true
     }
 }
@@ -211,64 +244,39 @@ pub(crate) enum HedgeRefusal {
     Overload,
 }
 
-#[derive(Debug, Default)]
-struct HedgeSlot {
-    epoch: AtomicU64,
-    calls: AtomicU64,
-    asks: AtomicU64,
-    hedges: AtomicU64,
-}
+/// The hedge window's counters.
+const CALLS: usize = 0;
+const ASKS: usize = 1;
+const HEDGES: usize = 2;
 
-/// The live hedge budget: ten slots of a tenth of the window each; lock-free.
+/// The live hedge budget.
 #[derive(Debug)]
 pub(crate) struct Hedges {
-    clock: Clock,
-    slot_ns: u64,
+    window: Window<3>,
     share: f64,
     reserve: f64,
     overload_share: f64,
     /// Whether a hedge was ever asked for: calls are counted from then on, so a service whose
     /// clients never hedge pays no clock reading per call.
     asked: AtomicBool,
-    slots: [HedgeSlot; SLOTS],
 }
 
 impl Hedges {
     pub(crate) fn new(settings: &HedgeBudget) -> Hedges {
         let window_ns = nanos(settings.window).max(100_000_000);
         Hedges {
-            clock: Clock::new(),
-            slot_ns: window_ns / SLOTS as u64,
+            window: Window::new(window_ns),
             share: settings.percent / 100.0,
             reserve: f64::from(settings.min_per_second) * window_ns as f64 / 1e9,
             overload_share: settings.overload_share,
             asked: AtomicBool::new(false),
-            slots: Default::default(),
         }
-    }
-
-    /// The current slot, cleared when it starts a new tenth of the window.
-    fn current(&self) -> (u64, &HedgeSlot) {
-        let epoch = self.clock.now() / self.slot_ns + 1;
-        let slot = &self.slots[(epoch % SLOTS as u64) as usize];
-        let seen = slot.epoch.load(Ordering::Acquire);
-        if seen != epoch
-            && slot
-                .epoch
-                .compare_exchange(seen, epoch, Ordering::AcqRel, Ordering::Acquire)
-                .is_ok()
-        {
-            for count in [&slot.calls, &slot.asks, &slot.hedges] {
-                count.store(0, Ordering::Release);
-            }
-        }
-        (epoch, slot)
     }
 
     /// Counts one call (once any hedge was asked for).
     pub(crate) fn on_call(&self) {
         if self.asked.load(Ordering::Relaxed) {
-            self.current().1.calls.fetch_add(1, Ordering::AcqRel);
+            self.window.add(CALLS, 1);
         }
     }
 
@@ -278,23 +286,15 @@ impl Hedges {
         if !self.asked.swap(true, Ordering::Relaxed) {
             self.on_call(); // the asking call itself, started before counting did
         }
-        let (epoch, slot) = self.current();
-        slot.asks.fetch_add(1, Ordering::AcqRel);
-        let (mut calls, mut asks, mut hedges) = (0u64, 0u64, 0u64);
-        for s in &self.slots {
-            if epoch.saturating_sub(s.epoch.load(Ordering::Acquire)) < SLOTS as u64 {
-                calls += s.calls.load(Ordering::Acquire);
-                asks += s.asks.load(Ordering::Acquire);
-                hedges += s.hedges.load(Ordering::Acquire);
-            }
-        }
-        if calls >= HedgeBudget::MIN_CALLS && asks as f64 > calls as f64 * self.overload_share {
+        self.window.add(ASKS, 1);
+        let [calls, asks, hedges] = self.window.sums().map(|n| n.max(0) as f64);
+        if calls >= HedgeBudget::MIN_CALLS as f64 && asks > calls * self.overload_share {
             return Err(HedgeRefusal::Overload);
         }
-        if (hedges + 1) as f64 > calls as f64 * self.share + self.reserve {
+        if hedges + 1.0 > calls * self.share + self.reserve {
             return Err(HedgeRefusal::Budget);
         }
-        slot.hedges.fetch_add(1, Ordering::AcqRel);
+        self.window.add(HEDGES, 1);
         Ok(())
     }
 }

@@ -221,14 +221,17 @@ async fn health_check_port_and_refetch_from_the_file() {
             .filter(|(_, p)| p == "/health")
             .count()
     };
-    for _ in 0..250 {
-        if checks() >= 2 {
-            break;
+    let checked = |n: usize| async move {
+        for _ in 0..250 {
+            if checks() >= n {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
         }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+        checks()
+    };
     assert_eq!(
-        checks(),
+        checked(2).await,
         2,
         "one check of each instance, on the management port"
     );
@@ -239,14 +242,8 @@ async fn health_check_port_and_refetch_from_the_file() {
             .map(|b| ServiceInstance::new("order-service", "127.0.0.1", b.addr.port()))
             .collect(),
     );
-    for _ in 0..250 {
-        if checks() >= 3 {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
     assert_eq!(
-        checks(),
+        checked(3).await,
         3,
         "the new instance is checked at once, not in 25 s"
     );

@@ -17,6 +17,28 @@ use feign_test_support::backend::{Backend, Mode, OrderServiceClient};
 
 const APP: &str = "order-service";
 
+/// The embedded registry on a fresh port, answering from the registry itself (no read-only
+/// cache).
+async fn registry() -> EurekaServer {
+    EurekaServer::builder()
+        .bind("127.0.0.1:0")
+        .read_only_cache(false)
+        .start()
+        .await
+        .expect("the embedded registry starts")
+}
+
+/// A client of the registry at `url` that only discovers, following changes as they are pushed.
+async fn discovery(url: &str) -> EurekaClient {
+    EurekaClient::builder()
+        .service_urls([url])
+        .allow_loopback(true)
+        .watch(true)
+        .start()
+        .await
+        .expect("discovers")
+}
+
 /// Registers an instance of [`APP`] at 127.0.0.1:`port`, named by its address.
 async fn register(registry: &str, port: u16) -> EurekaClient {
     register_as(registry, instance(port)).await
@@ -61,25 +83,14 @@ impl LifecycleHook for Picks {
 /// repeat an instance.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn round_robin_stays_a_rotation_while_discovered_instances_come_and_go() {
-    let registry = EurekaServer::builder()
-        .bind("127.0.0.1:0")
-        .read_only_cache(false)
-        .start()
-        .await
-        .expect("the embedded registry starts");
+    let registry = registry().await;
     let url = registry.url().to_owned();
     let backends: Vec<Backend> = (0..5).map(|_| Backend::start()).collect();
     let mut staying = Vec::new();
     for backend in &backends[..4] {
         staying.push(register(&url, backend.addr.port()).await);
     }
-    let discovery = EurekaClient::builder()
-        .service_urls([url.clone()])
-        .allow_loopback(true)
-        .watch(true)
-        .start()
-        .await
-        .expect("discovers");
+    let discovery = discovery(&url).await;
     while discovery.instances(APP).is_none_or(|list| list.len() < 4) {
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
@@ -158,12 +169,7 @@ async fn wait_for(what: &str, done: impl Fn() -> bool) {
 /// although its serving port would answer 200.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn health_checks_go_to_the_registered_health_check_url() {
-    let registry = EurekaServer::builder()
-        .bind("127.0.0.1:0")
-        .read_only_cache(false)
-        .start()
-        .await
-        .expect("the embedded registry starts");
+    let registry = registry().await;
     let url = registry.url().to_owned();
     let (serving, healthy) = (Backend::start(), Backend::start());
     let management = Backend::start();
@@ -177,13 +183,7 @@ async fn health_checks_go_to_the_registered_health_check_url() {
         .await,
         register(&url, healthy.addr.port()).await,
     ];
-    let discovery = EurekaClient::builder()
-        .service_urls([url.clone()])
-        .allow_loopback(true)
-        .watch(true)
-        .start()
-        .await
-        .expect("discovers");
+    let discovery = discovery(&url).await;
     wait_for("both listed", || {
         discovery.instances(APP).is_some_and(|list| list.len() == 2)
     })
