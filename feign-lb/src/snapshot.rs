@@ -252,7 +252,7 @@ impl Roster for ArcSwap<Snapshot> {
 /// An instance's weight as written in metadata `weight`: any number of at least 0, fractions
 /// included (0: no traffic under [`Policy::Weighted`]); 1 when there is none. `Err` with the
 /// text when it is not such a number.
-pub(crate) fn weight_of(instance: &ServiceInstance) -> Result<f64, &str> {
+fn weight_of(instance: &ServiceInstance) -> Result<f64, &str> {
     let Some(text) = instance.metadata().get(WEIGHT_KEY) else {
         return Ok(1.0);
     };
