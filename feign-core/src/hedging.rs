@@ -21,8 +21,9 @@ pub(crate) use window::LatencyWindow;
 ///
 /// Only idempotent calls with a buffered body are hedged, only through a
 /// [`Resolver`](crate::Resolver), and each hedge is asked of the retry policy
-/// ([`RetryPolicy::allow_hedge`](crate::RetryPolicy::allow_hedge)): a balancer's retry
-/// budget pays for it as for a retry.
+/// ([`RetryPolicy::allow_hedge`](crate::RetryPolicy::allow_hedge)): feign-lb's balancer pays
+/// for it from a hedge budget of its own, a small share of the calls apart from the retry
+/// budget, and sends none while most calls are slow (an overload, not an outlier).
 #[derive(Debug, Clone, Copy, PartialEq)]
 #[must_use]
 pub struct HedgingConfig {

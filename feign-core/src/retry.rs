@@ -21,7 +21,7 @@ pub trait RetryPolicy: Send + Sync + 'static {
     fn decide(&self, ctx: &RetryContext<'_>) -> RetryDecision;
 
     /// Whether `call` may send a hedge now (see [`HedgingConfig`](crate::HedgingConfig)): a
-    /// retry budget refuses it as it refuses a retry. Default: yes.
+    /// hedge budget refuses it when spent, or when most calls are slow at once. Default: yes.
     fn allow_hedge(&self, call: &CallInfo<'_>) -> bool {
         let _ = call;
         true

@@ -4,6 +4,7 @@
 mod live;
 #[cfg(feature = "config")]
 mod properties;
+mod settings;
 
 use std::fmt;
 use std::sync::Arc;
@@ -65,7 +66,7 @@ impl LoadBalancer {
     fn service(&self, name: &str) -> &Arc<ServiceLb> {
         let inner = &self.inner;
         inner.services.get_or_add(name, || {
-            ServiceLb::new(name, inner.settings_for(name), inner.clock)
+            ServiceLb::new(name, inner.settings_for(name), inner.clock, None)
         })
     }
 
@@ -85,8 +86,9 @@ impl LoadBalancer {
         let now = lb.state.clock.now();
         snap.stats
             .iter()
-            .map(|s| InstanceState {
-                instance: s.instance.clone(),
+            .zip(snap.instances.iter())
+            .map(|(s, instance)| InstanceState {
+                instance: instance.clone(),
                 in_flight: s.in_flight(),
                 ejected: s.ejection_pending(now),
                 latency_estimate: Duration::from_nanos(
@@ -141,7 +143,8 @@ impl fmt::Debug for LoadBalancer {
 }
 
 /// Settings of one service that differ from the balancer's, as Spring's
-/// `@LoadBalancerClient(name = ..., configuration = ...)`.
+/// `@LoadBalancerClient(name = ..., configuration = ...)`: each setter here is also a setter of
+/// [`Builder`], where it sets the default of every service.
 #[derive(Clone, Default)]
 #[must_use]
 pub struct ServiceConfig {
@@ -174,90 +177,6 @@ impl ServiceConfig {
     /// Settings that inherit everything from the balancer.
     pub fn new() -> Self {
         ServiceConfig::default()
-    }
-
-    /// This service's own instance supplier.
-    pub fn supplier(mut self, supplier: impl InstanceSupplier) -> Self {
-        self.supplier = Some(Arc::new(supplier));
-        self
-    }
-
-    /// This service's own instance supplier, shared.
-    pub fn shared_supplier(mut self, supplier: Arc<dyn InstanceSupplier>) -> Self {
-        self.supplier = Some(supplier);
-        self
-    }
-
-    /// This service's policy.
-    pub fn policy(mut self, policy: Policy) -> Self {
-        self.policy = Some(policy);
-        self
-    }
-
-    /// This service's retry settings.
-    pub fn retry(mut self, retry: RetryConfig) -> Self {
-        self.retry = Some(retry);
-        self
-    }
-
-    /// This service's zone preference (`None` turns the balancer's off).
-    pub fn zone_preference(mut self, zone: impl Into<Option<ZonePreference>>) -> Self {
-        self.zone = Some(zone.into());
-        self
-    }
-
-    /// This service's hints (`None` turns the balancer's off).
-    pub fn hints(mut self, hints: impl Into<Option<Hints>>) -> Self {
-        self.hints = Some(hints.into());
-        self
-    }
-
-    /// This service's canary routing (`None` turns the balancer's off).
-    pub fn canary(mut self, canary: impl Into<Option<Canary>>) -> Self {
-        self.canary = Some(canary.into());
-        self
-    }
-
-    /// This service's version routing (`None` turns the balancer's off).
-    pub fn version_routing(mut self, routing: impl Into<Option<VersionRouting>>) -> Self {
-        self.version = Some(routing.into());
-        self
-    }
-
-    /// This service's sticky sessions (`None` turns the balancer's off).
-    pub fn sticky_session(mut self, sticky: impl Into<Option<StickySession>>) -> Self {
-        self.sticky = Some(sticky.into());
-        self
-    }
-
-    /// Whether this service prefers the instance it picked last.
-    pub fn same_instance_preference(mut self, yes: bool) -> Self {
-        self.same_instance = Some(yes);
-        self
-    }
-
-    /// This service's passive ejection.
-    pub fn ejection(mut self, ejection: Ejection) -> Self {
-        self.ejection = Some(ejection);
-        self
-    }
-
-    /// This service's slow start.
-    pub fn slow_start(mut self, slow_start: SlowStart) -> Self {
-        self.slow_start = Some(slow_start);
-        self
-    }
-
-    /// This service's Peak-EWMA tuning.
-    pub fn peak_ewma(mut self, peak_ewma: PeakEwma) -> Self {
-        self.peak_ewma = Some(peak_ewma);
-        self
-    }
-
-    /// This service's panic threshold (see [`Builder::panic_threshold`]).
-    pub fn panic_threshold(mut self, share: f64) -> Self {
-        self.panic_threshold = Some(clamp_share(share, 0.5));
-        self
     }
 
     fn apply(&self, s: &mut Settings) {
@@ -312,7 +231,9 @@ fn clamp_share(share: f64, default: f64) -> f64 {
 }
 
 /// Builds a [`LoadBalancer`]. Every setting has a safe default; out-of-range values are
-/// clamped, as each setter says.
+/// clamped, as each setter says. The per-service setters (`policy`, `retry`, `slow_start`, ...)
+/// are [`ServiceConfig`]'s: here they set the default of every service, and
+/// [`Builder::service`] gives one service settings of its own.
 #[must_use]
 #[derive(Clone)]
 pub struct Builder {
@@ -326,6 +247,9 @@ pub struct Builder {
     /// Caches and health checks from configuration, put around the suppliers by `build`.
     #[cfg(feature = "config")]
     layers: properties::Layers,
+    /// The transport settings the health checks from configuration connect with.
+    #[cfg(feature = "config")]
+    health_check_transport: Option<(feign_core::HttpClientConfig, feign_core::Options)>,
 }
 
 impl Default for Builder {
@@ -338,6 +262,8 @@ impl Default for Builder {
             subset: None,
             #[cfg(feature = "config")]
             layers: properties::Layers::default(),
+            #[cfg(feature = "config")]
+            health_check_transport: None,
         }
     }
 }
@@ -351,13 +277,6 @@ impl fmt::Debug for Builder {
 }
 
 impl Builder {
-    /// Changes the settings every service starts from: each setter below is written once, on
-    /// [`ServiceConfig`].
-    fn with(mut self, set: impl FnOnce(ServiceConfig) -> ServiceConfig) -> Self {
-        self.defaults = set(self.defaults);
-        self
-    }
-
     /// The settings every service starts from: the built-in defaults under those set.
     fn settings(&self) -> Settings {
         let mut settings = Settings::default();
@@ -366,84 +285,10 @@ impl Builder {
         settings
     }
 
-    /// Where instances come from, for every service without its own supplier (no default:
-    /// without one, every pick fails with "no instance").
-    pub fn supplier(self, supplier: impl InstanceSupplier) -> Self {
-        self.with(|c| c.supplier(supplier))
-    }
-
-    /// Same as [`Builder::supplier`], for a supplier shared with other code (e.g. a discovery
-    /// client also used elsewhere).
-    pub fn shared_supplier(self, supplier: Arc<dyn InstanceSupplier>) -> Self {
-        self.with(|c| c.shared_supplier(supplier))
-    }
-
-    /// The policy (default [`Policy::RoundRobin`]).
-    pub fn policy(self, policy: Policy) -> Self {
-        self.with(|c| c.policy(policy))
-    }
-
-    /// Retry settings (default [`RetryConfig::new`]).
-    pub fn retry(self, retry: RetryConfig) -> Self {
-        self.with(|c| c.retry(retry))
-    }
-
     /// Settings for one service that differ from the others (case-insensitive name).
     pub fn service(mut self, name: impl Into<String>, config: ServiceConfig) -> Self {
         self.overrides.push((name.into(), config));
         self
-    }
-
-    /// Zone preference with failover (default off).
-    pub fn zone_preference(self, zone: ZonePreference) -> Self {
-        self.with(|c| c.zone_preference(zone))
-    }
-
-    /// Hint routing by `X-SC-LB-Hint` (default off).
-    pub fn hints(self, hints: Hints) -> Self {
-        self.with(|c| c.hints(hints))
-    }
-
-    /// Canary routing (default off).
-    pub fn canary(self, canary: Canary) -> Self {
-        self.with(|c| c.canary(canary))
-    }
-
-    /// Version routing (default off).
-    pub fn version_routing(self, routing: VersionRouting) -> Self {
-        self.with(|c| c.version_routing(routing))
-    }
-
-    /// Request-based sticky sessions by cookie `sc-lb-instance-id` (default off).
-    pub fn sticky_session(self, sticky: StickySession) -> Self {
-        self.with(|c| c.sticky_session(sticky))
-    }
-
-    /// Prefer the instance picked last while it is listed and not ejected (Spring's
-    /// same-instance preference; default off).
-    pub fn same_instance_preference(self, yes: bool) -> Self {
-        self.with(|c| c.same_instance_preference(yes))
-    }
-
-    /// Passive ejection (default [`Ejection::new`]).
-    pub fn ejection(self, ejection: Ejection) -> Self {
-        self.with(|c| c.ejection(ejection))
-    }
-
-    /// Slow start (default [`SlowStart::new`]: 30 s).
-    pub fn slow_start(self, slow_start: SlowStart) -> Self {
-        self.with(|c| c.slow_start(slow_start))
-    }
-
-    /// Peak-EWMA tuning (default [`PeakEwma::new`]).
-    pub fn peak_ewma(self, peak_ewma: PeakEwma) -> Self {
-        self.with(|c| c.peak_ewma(peak_ewma))
-    }
-
-    /// When this share of a service's instances (default 0.5) or more is ejected, balance
-    /// across all of them, ejected or not. Clamped to 0.0..=1.0.
-    pub fn panic_threshold(self, share: f64) -> Self {
-        self.with(|c| c.panic_threshold(share))
     }
 
     /// Adds a lifecycle hook.
@@ -482,10 +327,35 @@ impl Builder {
         self
     }
 
+    /// The TLS, proxy and pool settings and the options (connect timeout) of the balanced
+    /// clients, for the health checks that configuration puts around the suppliers
+    /// (`configurations: health-check`): so that instances behind a private CA, mutual TLS or
+    /// a proxy are checked as they are called (see [`HealthCheckOptions::transport`], the same
+    /// for a [`HealthCheckSupplier`] built in code). Default: feign-rs's reqwest defaults.
+    ///
+    /// [`HealthCheckOptions::transport`]: crate::HealthCheckOptions::transport
+    /// [`HealthCheckSupplier`]: crate::HealthCheckSupplier
+    #[cfg(feature = "config")]
+    pub fn health_check_transport(
+        mut self,
+        http: feign_core::HttpClientConfig,
+        options: &feign_core::Options,
+    ) -> Self {
+        self.health_check_transport = Some((http, *options));
+        self
+    }
+
     /// Builds the balancer. Inside a tokio runtime it also listens to each supplier's
     /// [`InstanceSupplier::changed`], so lists are rebuilt as soon as they change; outside one,
     /// picks still notice a moved [`InstanceSupplier::version`] themselves.
-    pub fn build(mut self) -> LoadBalancer {
+    pub fn build(self) -> LoadBalancer {
+        self.build_replacing(None)
+    }
+
+    /// [`Builder::build`]; with `replaced`, a balancer to take the place of (a live reload):
+    /// the new one keeps its clock and, for every service it knew, takes over its instances'
+    /// ejections, latency estimates and slow-start ramps.
+    fn build_replacing(mut self, replaced: Option<&LoadBalancer>) -> LoadBalancer {
         if let Some(subset) = self.subset.take() {
             let narrow = |supplier: &mut Option<Arc<dyn InstanceSupplier>>| {
                 if let Some(inner) = supplier.take() {
@@ -504,15 +374,22 @@ impl Builder {
             ..self.settings()
         };
         let (shutdown, _) = tokio::sync::watch::channel(());
+        let clock = replaced.map_or_else(Clock::new, |r| r.inner.clock);
         let lb = LoadBalancer {
             inner: Arc::new(Inner {
                 defaults,
                 overrides: self.overrides,
-                clock: Clock::new(),
+                clock,
                 services: ServiceTable::new(),
                 _shutdown: shutdown,
             }),
         };
+        for service in replaced.iter().flat_map(|r| r.inner.services.iter()) {
+            let (name, snapshot) = (&*service.state.name, service.snapshot.load());
+            lb.inner.services.get_or_add(name, || {
+                ServiceLb::new(name, lb.inner.settings_for(name), clock, Some(&snapshot))
+            });
+        }
         let names: Vec<String> = lb.inner.overrides.iter().map(|(n, _)| n.clone()).collect();
         for name in &names {
             lb.service(name);

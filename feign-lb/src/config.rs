@@ -11,9 +11,13 @@ pub enum Policy {
     RoundRobin,
     /// Uniformly random.
     Random,
-    /// Smooth weighted round robin over the metadata `weight` (default 1): a stride schedule
-    /// whose cost does not depend on the sum of the weights, interleaving picks (5:1:1 gives
-    /// `a a b a c a a`, not `a a a a a b c`).
+    /// Smooth weighted round robin over the metadata `weight` as written: any number of at
+    /// least 0, fractions included (`0.2`, `0.3`, `0.5` split the traffic 20/30/50), 1 when
+    /// missing. Weight 0 takes no traffic (unless every instance weighs 0: then they share);
+    /// a weight that is not such a number counts as 1 and is logged once, naming the
+    /// instance. A stride schedule whose cost does not depend on the sum of the weights,
+    /// interleaving picks (5:1:1 gives `a a b a c a a`, not `a a a a a b c`); a weight under
+    /// 1/65,535 of the heaviest gets that share.
     Weighted,
     /// Power of two distinct random choices, keeping the one with fewer requests in flight.
     LeastRequest,

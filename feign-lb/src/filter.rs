@@ -13,7 +13,8 @@ pub const HINT_KEY: &str = "hint";
 pub const VERSION_KEY: &str = "version";
 /// The metadata key that marks a canary instance (`canary=true`).
 pub const CANARY_KEY: &str = "canary";
-/// The metadata key of an instance's weight (default 1).
+/// The metadata key of an instance's weight under [`Policy::Weighted`](crate::Policy::Weighted):
+/// a number of at least 0, fractions included (default 1).
 pub const WEIGHT_KEY: &str = "weight";
 
 /// Zone preference: prefer instances whose metadata `zone` equals this one (case-insensitively),

@@ -18,6 +18,7 @@ pub struct ServiceInstance {
     secure: bool,
     metadata: Arc<BTreeMap<String, String>>,
     base_url: Arc<str>,
+    health_check_url: Option<Arc<str>>,
 }
 
 impl ServiceInstance {
@@ -34,6 +35,7 @@ impl ServiceInstance {
             secure: false,
             metadata: Arc::default(),
             base_url: Arc::from(""),
+            health_check_url: None,
         };
         instance.base_url = instance.make_base_url();
         instance
@@ -58,6 +60,7 @@ impl ServiceInstance {
             port,
             secure,
             metadata,
+            health_check_url: None,
         }
     }
 
@@ -87,6 +90,18 @@ impl ServiceInstance {
     #[must_use]
     pub fn with_metadata_map(self, metadata: BTreeMap<String, String>) -> Self {
         self.with_shared_metadata(Arc::new(metadata))
+    }
+
+    /// Sets the URL the instance registered for its health checks (Eureka's `healthCheckUrl`,
+    /// which a Spring Boot application points at its management port):
+    /// [`HealthCheckSupplier`](crate::HealthCheckSupplier) checks it rather than a path on the
+    /// instance's port, unless a path or port was configured for the checks. Only its scheme,
+    /// port, path and query are used, on the instance's own host: a registration cannot send
+    /// checks to another address.
+    #[must_use]
+    pub fn with_health_check_url(mut self, url: impl Into<Arc<str>>) -> Self {
+        self.health_check_url = Some(url.into());
+        self
     }
 
     /// Replaces the metadata map with one shared with other instances (a registry whose
@@ -140,6 +155,12 @@ impl ServiceInstance {
     /// `http://host:port` or `https://host:port` (IPv6 hosts in brackets), computed once.
     pub fn base_url(&self) -> &Arc<str> {
         &self.base_url
+    }
+
+    /// The URL the instance registered for its health checks, if any (see
+    /// [`ServiceInstance::with_health_check_url`]).
+    pub fn health_check_url(&self) -> Option<&str> {
+        self.health_check_url.as_deref()
     }
 
     fn make_base_url(&self) -> Arc<str> {
@@ -199,6 +220,7 @@ impl fmt::Debug for ServiceInstance {
             .field("port", &self.port)
             .field("secure", &self.secure)
             .field("metadata", &self.metadata)
+            .field("health_check_url", &self.health_check_url)
             .finish()
     }
 }

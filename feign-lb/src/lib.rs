@@ -37,7 +37,7 @@
 //!    [`VersionRouting`] (metadata `version`), [`Hints`] (`X-SC-LB-Hint` against metadata
 //!    `hint`), [`Canary`] (metadata `canary=true`);
 //! 3. the policy over what is left, skipping every instance already tried in the call and
-//!    every ejected one (unless half or more are ejected: panic mode balances across all);
+//!    every ejected one (unless more than half are ejected: panic mode balances across all);
 //!    new and returning instances ramp up over 30 s ([`SlowStart`]).
 //!
 //! With [`Builder::subset`] (off by default) the balancer sees only its client's [`Subset`] of
@@ -60,6 +60,8 @@
 //! ([`Ejection`]). The retry policy ([`RetryConfig`]) follows Spring's settings: no retry on
 //! the same instance, one on the next, idempotent methods only except when nothing was sent,
 //! status codes 502/503/504, optional backoff, and a [`RetryBudget`] of 20 % of calls + 10/s.
+//! Hedges (`feign_core::HedgingConfig`) have a [`HedgeBudget`] of their own: 5 % of calls +
+//! 5/s over 1 s, and none while more than half of the calls are slow enough to ask for one.
 //! When no instance can be chosen the error names the service and says whether none is
 //! registered or all were filtered out.
 //!
@@ -85,10 +87,10 @@
 //! | `configurations` | Spring's presets: `default` (nothing more), `zone-preference` ([`ZonePreference`] on `zone`, which it needs), `health-check` ([`HealthCheckSupplier`] around the balancer's supplier, no cache), `request-based-sticky-session` ([`StickySession`]), `same-instance-preference`, `weighted` ([`Policy::Weighted`]), `subset` ([`Subset`] around the balancer's supplier) |
 //! | `subset.instance-id` (default: a random id per process), `subset.size` (default 100, at least 1) | [`Subset`] |
 //! | `zone` | the zone `zone-preference` keeps |
-//! | `health-check.initial-delay`, `.interval` (ms, or `25s`), `.path.<service>` / `.path.default` (empty: no checks for that service) | [`HealthCheckOptions`] |
+//! | `health-check.initial-delay`, `.interval` (ms, or `25s`), `.path.<service>` / `.path.default` (empty: no checks for that service; none: the URL the instance registered, else `/actuator/health`), `.port`, `.refetch-instances`, `.refetch-instances-interval` | [`HealthCheckOptions`]; checks connect with [`Builder::health_check_transport`] |
 //! | `retry.enabled`, `.max-retries-on-same-service-instance`, `.max-retries-on-next-service-instance`, `.retryable-status-codes`, `.retry-on-all-operations`, `.avoid-previous-instance` (only `true`) | [`RetryConfig`] |
 //! | `retry.backoff.enabled`, `.min-backoff`, `.max-backoff`, `.jitter` | [`Backoff`] |
-//! | `cache.enabled`, `cache.ttl` | a [`CachingSupplier`] around the balancer's supplier when `ttl` is set (not with `health-check`); `cache.capacity` is checked and has no effect (one list per service is kept) |
+//! | `cache.enabled`, `cache.ttl` | a [`CachingSupplier`] around the balancer's supplier when `ttl` is set (not with `health-check`): it keeps the last good list and passes the supplier's changes through at once, so the TTL bounds only a supplier that never reports one; `cache.capacity` is checked and has no effect (one list per service is kept) |
 //! | `sticky-session.instance-id-cookie-name`, `.add-service-instance-cookie` (only `false`) | the sticky cookie |
 //! | `hint.<service>` / `hint.default`, `hint-header-name` | [`Hints`], on when either is set |
 //! | `feign.loadbalancer.policy`, `feign.loadbalancer.clients.<service>.policy` (ours: Spring picks policies by bean) | [`Policy`]: `round-robin`, `random`, `weighted`, `least-request`, `peak-ewma` |
@@ -153,7 +155,7 @@ pub use crate::http::{LoadBalanced, LoadBalancedLayer};
 #[cfg(feature = "config")]
 pub use balancer::LiveLoadBalancer;
 pub use balancer::{Builder, InstanceState, LoadBalancer, ServiceConfig};
-pub use budget::RetryBudget;
+pub use budget::{HedgeBudget, RetryBudget};
 pub use config::{Ejection, PeakEwma, Policy, SlowStart};
 pub use filter::{Canary, Hints, StickySession, VersionRouting, ZonePreference};
 pub use filter::{CANARY_KEY, HINT_KEY, VERSION_KEY, WEIGHT_KEY, ZONE_KEY};

@@ -78,18 +78,23 @@ pub struct Counters {
     pub discard: u64,
     /// `loadbalancer.ejections`: instances taken out by passive ejection.
     pub ejections: u64,
-    /// `loadbalancer.panic`: picks made in panic mode (half or more of the instances ejected).
+    /// `loadbalancer.panic`: picks made in panic mode (more than half of the instances ejected).
     pub panic: u64,
     /// `loadbalancer.retries`: retries the retry policy allowed.
     pub retries: u64,
     /// `loadbalancer.retry.budget.exhausted`: retries refused by the retry budget.
     pub retry_budget_exhausted: u64,
+    /// `loadbalancer.hedges`: hedges the hedge budget allowed.
+    pub hedges: u64,
+    /// `loadbalancer.hedges.refused`: hedges refused, the hedge budget spent or most calls
+    /// slow ([`HedgeBudget`](crate::HedgeBudget)).
+    pub hedges_refused: u64,
 }
 
 impl Counters {
     /// The counters under their metric names, Spring's first; the 5xx and 4xx responses under
     /// the name and tag the `metrics` facade reports them with.
-    pub fn named(&self) -> [(&'static str, u64); 10] {
+    pub fn named(&self) -> [(&'static str, u64); 12] {
         [
             ("loadbalancer.requests.active", self.active),
             ("loadbalancer.requests.success", self.success),
@@ -110,6 +115,8 @@ impl Counters {
                 "loadbalancer.retry.budget.exhausted",
                 self.retry_budget_exhausted,
             ),
+            ("loadbalancer.hedges", self.hedges),
+            ("loadbalancer.hedges.refused", self.hedges_refused),
         ]
     }
 }
@@ -127,6 +134,8 @@ pub(crate) struct LiveCounters {
     pub(crate) panic: AtomicU64,
     pub(crate) retries: AtomicU64,
     pub(crate) retry_budget_exhausted: AtomicU64,
+    pub(crate) hedges: AtomicU64,
+    pub(crate) hedges_refused: AtomicU64,
 }
 
 impl LiveCounters {
@@ -148,6 +157,8 @@ impl LiveCounters {
             panic: r(&self.panic),
             retries: r(&self.retries),
             retry_budget_exhausted: r(&self.retry_budget_exhausted),
+            hedges: r(&self.hedges),
+            hedges_refused: r(&self.hedges_refused),
         }
     }
 }

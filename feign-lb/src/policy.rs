@@ -41,11 +41,17 @@ impl PolicyDraw<'_> {
                 .map(|&m| m as usize)
                 .filter(|&i| eligible(i))
         };
-        if self.policy == Policy::Weighted {
-            return self.by_weight(members);
-        }
-        let count = members().count();
+        let count = || members().count();
         let at = |pos: usize| members().nth(pos);
+        if self.policy == Policy::Weighted {
+            let weighs = |i: usize| self.snap.weights[i] > 0.0;
+            // Weight 0 means no traffic, unless the whole view weighs 0 (then all share).
+            if view.members.iter().any(|&m| weighs(m as usize)) {
+                return self.by_weight(members);
+            }
+            return self.uniform(count(), at);
+        }
+        let count = count();
         match self.policy {
             Policy::LeastRequest | Policy::PeakEwma => self.best_of_two(count, at),
             _ => self.uniform(count, at),
@@ -75,22 +81,23 @@ impl PolicyDraw<'_> {
         }
     }
 
-    /// One of `members` with a chance proportional to its weight.
+    /// One of `members` with a chance proportional to its weight; none of weight 0.
     fn by_weight<I: Iterator<Item = usize>>(&self, members: impl Fn() -> I) -> Option<usize> {
         let weights = &self.snap.weights;
-        let total: u64 = members().map(|i| u64::from(weights[i])).sum();
-        if total == 0 {
+        let total: f64 = members().map(|i| weights[i]).sum();
+        if total <= 0.0 {
             return None;
         }
-        let mut target = ((u128::from(self.cx.rng.next_u64()) * u128::from(total)) >> 64) as u64;
-        for i in members() {
-            let w = u64::from(weights[i]);
-            if target < w {
+        let mut target = self.cx.rng.unit() * total;
+        let mut last = None;
+        for i in members().filter(|&i| weights[i] > 0.0) {
+            if target < weights[i] {
                 return Some(i);
             }
-            target -= w;
+            target -= weights[i];
+            last = Some(i);
         }
-        None
+        last // rounding left the target at the very end
     }
 
     /// The less loaded of two instances (the first on a tie).

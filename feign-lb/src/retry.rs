@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use feign_core::{RetryContext, RetryDecision, RetryPolicy};
 
-use crate::budget::{Budget, RetryBudget};
+use crate::budget::{Budget, HedgeBudget, HedgeRefusal, Hedges, RetryBudget};
 use crate::lifecycle::LiveCounters;
 use crate::rng::{Draw, Rng};
 use crate::state::ServiceState;
@@ -69,6 +69,7 @@ pub struct RetryConfig {
     pub(crate) statuses: Vec<u16>,
     pub(crate) backoff: Backoff,
     pub(crate) budget: Option<RetryBudget>,
+    pub(crate) hedge_budget: Option<HedgeBudget>,
 }
 
 impl Default for RetryConfig {
@@ -81,6 +82,7 @@ impl Default for RetryConfig {
             statuses: vec![502, 503, 504],
             backoff: Backoff::default(),
             budget: Some(RetryBudget::default()),
+            hedge_budget: Some(HedgeBudget::default()),
         }
     }
 }
@@ -88,7 +90,8 @@ impl Default for RetryConfig {
 impl RetryConfig {
     /// The defaults: no retry on the same instance, one on the next instance, idempotent
     /// methods only (any method when nothing was sent), retry on 502, 503 and 504, no backoff,
-    /// a budget of 20 % of calls plus 10/s.
+    /// a budget of 20 % of calls plus 10/s; and for the hedges of clients that hedge
+    /// (`feign_core::HedgingConfig`), a budget of their own ([`HedgeBudget`]).
     pub fn new() -> Self {
         RetryConfig::default()
     }
@@ -143,12 +146,27 @@ impl RetryConfig {
         self.budget = None;
         self
     }
+
+    /// The hedge budget of the service (default [`HedgeBudget::new`]: 5 % of calls + 5/s over
+    /// 1 s, none while more than half of the calls ask for one). Hedges never draw on the
+    /// retry budget, nor retries on this one.
+    pub fn hedge_budget(mut self, budget: HedgeBudget) -> Self {
+        self.hedge_budget = Some(budget);
+        self
+    }
+
+    /// Removes the hedge budget: every hedge the clients' hedging settings ask for is sent.
+    pub fn without_hedge_budget(mut self) -> Self {
+        self.hedge_budget = None;
+        self
+    }
 }
 
 /// The [`RetryPolicy`] a [`crate::LoadBalancer`] hands to clients of one service.
 pub struct LbRetryPolicy {
     config: RetryConfig,
     budget: Option<Budget>,
+    hedges: Option<Hedges>,
     service: Weak<ServiceState>,
     rng: Rng,
 }
@@ -164,9 +182,11 @@ impl std::fmt::Debug for LbRetryPolicy {
 impl LbRetryPolicy {
     pub(crate) fn new(config: RetryConfig, service: Weak<ServiceState>, seed: u64) -> Self {
         let budget = config.budget.as_ref().map(Budget::new);
+        let hedges = config.hedge_budget.as_ref().map(Hedges::new);
         LbRetryPolicy {
             config,
             budget,
+            hedges,
             service,
             rng: Rng::new(seed),
         }
@@ -218,6 +238,9 @@ impl RetryPolicy for LbRetryPolicy {
         if let Some(budget) = &self.budget {
             budget.deposit();
         }
+        if let Some(hedges) = &self.hedges {
+            hedges.on_call();
+        }
     }
 
     fn decide(&self, ctx: &RetryContext<'_>) -> RetryDecision {
@@ -251,13 +274,18 @@ impl RetryPolicy for LbRetryPolicy {
     }
 
     fn allow_hedge(&self, call: &feign_core::CallInfo<'_>) -> bool {
-        if let Some(budget) = &self.budget {
-            if !budget.withdraw() {
-                self.bump(|c| &c.retry_budget_exhausted);
-                tracing::debug!(service = call.service, "retry budget exhausted: no hedge");
-                return false;
+        let verdict = self.hedges.as_ref().map_or(Ok(()), Hedges::allow);
+        match verdict {
+            Ok(()) => self.bump(|c| &c.hedges),
+            Err(refusal) => {
+                self.bump(|c| &c.hedges_refused);
+                let why = match refusal {
+                    HedgeRefusal::Budget => "hedge budget exhausted",
+                    HedgeRefusal::Overload => "most calls are slow (an overload, not an outlier)",
+                };
+                tracing::debug!(service = call.service, "no hedge: {why}");
             }
         }
-        true
+        verdict.is_ok()
     }
 }

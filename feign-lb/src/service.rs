@@ -17,7 +17,7 @@ use crate::metrics::ServiceMetrics;
 use crate::pick::{LastChosen, Pick};
 use crate::retry::LbRetryPolicy;
 use crate::rng::{Draw, LocalRng, Rng};
-use crate::snapshot::Snapshot;
+use crate::snapshot::{Before, Snapshot};
 use crate::snapshot_cache::{self, Published};
 use crate::state::ServiceState;
 use crate::InstanceSupplier;
@@ -73,12 +73,19 @@ impl ServiceState {
     /// The state of a service with the default settings and no instances, for unit tests.
     #[cfg(test)]
     pub(crate) fn for_tests() -> Arc<ServiceState> {
-        ServiceLb::new("svc", Settings::default(), Clock::new()).state
+        ServiceLb::new("svc", Settings::default(), Clock::new(), None).state
     }
 }
 
 impl ServiceLb {
-    pub(crate) fn new(name: &str, settings: Settings, clock: Clock) -> ServiceLb {
+    /// The balancer of service `name`; `replaced` is the snapshot of the same service in a
+    /// balancer this one replaces (a live reload), whose instances' state it takes over.
+    pub(crate) fn new(
+        name: &str,
+        settings: Settings,
+        clock: Clock,
+        replaced: Option<&Snapshot>,
+    ) -> ServiceLb {
         let seed = settings.seed.unwrap_or_else(crate::rng::random_seed);
         let failed_ttl = settings
             .filters
@@ -123,7 +130,7 @@ impl ServiceLb {
             last_chosen: LastChosen::new(),
             retry,
         };
-        lb.refresh();
+        lb.rebuild(replaced);
         lb
     }
 
@@ -146,6 +153,12 @@ impl ServiceLb {
     /// Rebuilds the snapshot if the supplier's version moved. Only one caller rebuilds at a
     /// time; the others keep picking from the current snapshot meanwhile.
     pub(crate) fn refresh(&self) {
+        self.rebuild(None);
+    }
+
+    /// [`ServiceLb::refresh`], deriving the new snapshot from `replaced` (the same service's
+    /// in a balancer this one replaces) rather than from the current one when given.
+    fn rebuild(&self, replaced: Option<&Snapshot>) {
         let Some(supplier) = &self.supplier else {
             return;
         };
@@ -155,10 +168,14 @@ impl ServiceLb {
             |current| current.version != version,
             |current| {
                 let instances = supplier.instances(&self.state.name);
+                let before = match replaced {
+                    Some(replaced) => Before::Replaced(replaced),
+                    None => Before::Own(current),
+                };
                 Snapshot::build(
                     version,
                     instances,
-                    current,
+                    before,
                     &self.state,
                     self.policy,
                     &self.filters,
@@ -249,7 +266,7 @@ impl ServiceLb {
             self.last_chosen.record(snap.version, index);
         }
         for hook in self.state.hooks.iter() {
-            hook.on_start_request(&self.state.name, &stats.instance);
+            hook.on_start_request(&self.state.name, snap.instance(index));
         }
         Chosen::from_handle(attempt)
     }

@@ -74,11 +74,12 @@ impl ServiceState {
         true
     }
 
-    /// Whether so many instances are ejected that picks balance across all of them; counted
-    /// in the service's counters when so.
+    /// Whether so many instances are ejected that picks balance across all of them: more than
+    /// the threshold's share (Envoy's rule, healthy below the threshold), so that one of two
+    /// ejected leaves the other to take every pick. Counted in the service's counters when so.
     pub(crate) fn panicking(&self, listed: usize) -> bool {
         let ejected = self.ejected.load(Ordering::Relaxed);
-        let panic = ejected > 0 && (ejected as f64) >= listed as f64 * self.panic_threshold;
+        let panic = ejected > 0 && (ejected as f64) > listed as f64 * self.panic_threshold;
         if panic {
             LiveCounters::bump(&self.counters.panic);
         }

@@ -1,12 +1,17 @@
 //! Per-instance state in atomics: Peak-EWMA latency, consecutive failures, ejection deadline,
 //! slow-start ramp (the in-flight count is its reference count, see [`crate::listed`]). It is
 //! also the attempt's [`CallObserver`].
+//!
+//! The state belongs to an endpoint, an instance id at one address: a registry update that
+//! changes anything else of the instance (its metadata, its zone, its weight) keeps it, and
+//! only the instance's description moves on ([`InstanceStats::describe`]).
 
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
 use ::metrics::Gauge;
+use arc_swap::{ArcSwap, Guard};
 use feign_core::{AttemptOutcome, CallObserver, InstanceHandle};
 use tokio::time::Instant;
 
@@ -16,7 +21,8 @@ use crate::metrics::{self, InstanceMetrics};
 use crate::state::ServiceState;
 use crate::ServiceInstance;
 
-/// One instance's live state, kept across snapshot rebuilds while the instance stays listed.
+/// One instance's live state, kept across snapshot rebuilds while the instance stays listed at
+/// the same address, whatever else of it changes.
 ///
 /// Laid out for the pick: everything a pick reads or writes of a candidate comes first and
 /// shares one cache line (the struct is aligned to it, so no two instances share one either);
@@ -30,8 +36,13 @@ pub(crate) struct InstanceStats {
     ewma_at: AtomicU64,
     ramp_start: AtomicU64,
     active: Gauge,
-    // Read by completions and by filters, not by an unfiltered pick.
-    pub(crate) instance: ServiceInstance,
+    // Read by completions, not by a pick.
+    /// The endpoint: what an attempt is sent to, fixed for the life of the stats.
+    base_url: Arc<str>,
+    id: Arc<str>,
+    /// The instance as the latest list describes it (its metadata may have changed since it
+    /// was first listed), for lifecycle hooks.
+    described: ArcSwap<ServiceInstance>,
     service: Arc<ServiceState>,
     consecutive_failures: AtomicU32,
     ejection_level: AtomicU32,
@@ -40,7 +51,7 @@ pub(crate) struct InstanceStats {
 }
 
 // The pick's fields fit the first cache line.
-const _: () = assert!(std::mem::offset_of!(InstanceStats, instance) <= 64);
+const _: () = assert!(std::mem::offset_of!(InstanceStats, base_url) <= 64);
 
 impl InstanceStats {
     /// State for a newly listed instance; `ramp_from` starts its slow start (0: none).
@@ -53,7 +64,9 @@ impl InstanceStats {
         InstanceStats {
             active: metrics::active_gauge(&instance),
             metrics: InstanceMetrics::new(&instance),
-            instance,
+            base_url: instance.base_url().clone(),
+            id: instance.instance_id_arc().clone(),
+            described: ArcSwap::from_pointee(instance),
             service,
             listings: crate::sync::AtomicU32::new(0),
             ewma_bits: AtomicU64::new(default_rtt_ns.to_bits()),
@@ -66,10 +79,63 @@ impl InstanceStats {
         }
     }
 
+    /// The instance id.
+    pub(crate) fn id(&self) -> &Arc<str> {
+        &self.id
+    }
+
+    /// Whether `instance` is this endpoint: the same id at the same address (scheme, host and
+    /// port). Such an update of the instance keeps its state.
+    pub(crate) fn is_endpoint_of(&self, instance: &ServiceInstance) -> bool {
+        *self.id == *instance.instance_id() && *self.base_url == **instance.base_url()
+    }
+
+    /// Takes `instance`, an update of this endpoint, as its description.
+    pub(crate) fn describe(&self, instance: &ServiceInstance) {
+        if **self.described.load() != *instance {
+            self.described.store(Arc::new(instance.clone()));
+        }
+    }
+
+    /// The instance as last described.
+    pub(crate) fn description(&self) -> Guard<Arc<ServiceInstance>> {
+        self.described.load()
+    }
+
     /// An attempt to the instance starts: the gauge follows (the count is the attempt's
     /// reference).
     pub(crate) fn started(&self) {
         self.active.increment(1.0);
+    }
+
+    /// Takes over the state `replaced` (this endpoint's stats in the balancer a reload
+    /// replaced, on the same clock) has at `now`, as far as this service's settings keep it:
+    /// the ejection and its level when ejection is on, the latency estimate when this policy
+    /// reads it and one was measured, the slow-start ramp, the failure counts.
+    pub(crate) fn take_state_of(&self, replaced: &InstanceStats, now: u64) {
+        let copy = |to: &AtomicU64, from: &AtomicU64| {
+            to.store(from.load(Ordering::Relaxed), Ordering::Relaxed);
+        };
+        let state = &*self.service;
+        if state.ejection.enabled && replaced.ejection_pending(now) {
+            copy(&self.ejected_until, &replaced.ejected_until);
+        }
+        if state.ejection.enabled {
+            let level = replaced.ejection_level.load(Ordering::Relaxed);
+            self.ejection_level.store(level, Ordering::Relaxed);
+        }
+        if state.tracks_latency && replaced.ewma_at.load(Ordering::Relaxed) != 0 {
+            copy(&self.ewma_bits, &replaced.ewma_bits);
+            copy(&self.ewma_at, &replaced.ewma_at);
+        }
+        let ramp_start = replaced.ramp_start.load(Ordering::Relaxed);
+        self.start_ramp(ramp_start);
+        if ramp_start != 0 {
+            state.note_ramp(ramp_start);
+        }
+        let failures = replaced.consecutive_failures.load(Ordering::Relaxed);
+        self.consecutive_failures.store(failures, Ordering::Relaxed);
+        copy(&self.failed_until, &replaced.failed_until);
     }
 
     /// Whether the instance is ejected at `now`. An expired ejection is cleared here (once),
@@ -270,7 +336,7 @@ impl InstanceStats {
         LiveCounters::bump(&state.counters.ejections);
         tracing::warn!(
             service = %state.name,
-            instance = %self.instance.instance_id(),
+            instance = %self.id,
             seconds = Duration::from_nanos(length).as_secs_f64(),
             "instance ejected"
         );
@@ -279,11 +345,11 @@ impl InstanceStats {
 
 impl InstanceHandle for InstanceStats {
     fn base_url(&self) -> &Arc<str> {
-        self.instance.base_url()
+        &self.base_url
     }
 
     fn instance_id(&self) -> &Arc<str> {
-        self.instance.instance_id_arc()
+        &self.id
     }
 }
 
@@ -329,9 +395,10 @@ impl InstanceStats {
             }
         };
         if !state.hooks.is_empty() {
+            let instance = self.description();
             let completion = Completion {
                 service: &state.name,
-                instance: Some(&self.instance),
+                instance: Some(&instance),
                 status,
                 outcome: Some(outcome),
                 elapsed,

@@ -26,15 +26,59 @@ struct Stride {
     state: AtomicU64,
 }
 
+/// Where a view's rotations stand: the member each would pick next (an instance index of the
+/// view's snapshot), so that a view over the next list can carry on from there.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct NextUp {
+    /// Round robin's next member.
+    pub(crate) round_robin: u32,
+    /// The weighted schedule's next member and generation (round robin's, when there is no
+    /// schedule).
+    pub(crate) weighted: (u32, u64),
+}
+
 impl View {
-    /// A view over `members`; `weights` (indexed by instance) enables the weighted schedule.
-    pub(crate) fn new(members: Vec<u32>, weights: Option<&[u32]>, start: u64) -> View {
-        let stride = weights.and_then(|w| Stride::new(&members, w, start));
+    /// A view over `members` whose rotations start at a random point drawn from `start`;
+    /// `weights` (indexed by instance) enables the weighted schedule.
+    pub(crate) fn new(members: Vec<u32>, weights: Option<&[f64]>, start: u64) -> View {
+        let n = members.len().max(1) as u64;
+        let position = (start % n) as usize;
+        View::resumed(members, weights, position, (position, start / n))
+    }
+
+    /// A view over `members` whose round robin goes on at position `next` and whose weighted
+    /// schedule at position `weighted.0` of generation `weighted.1`: how a view over a changed
+    /// list carries on the rotation of the view it replaces.
+    pub(crate) fn resumed(
+        members: Vec<u32>,
+        weights: Option<&[f64]>,
+        next: usize,
+        weighted: (usize, u64),
+    ) -> View {
+        let n = members.len();
+        let stride = weights.and_then(|w| Stride::new(&members, w, weighted));
         View {
-            cursor: AtomicUsize::new((start % members.len().max(1) as u64) as usize),
+            cursor: AtomicUsize::new(if next < n { next } else { 0 }),
             members: members.into_boxed_slice(),
             stride,
         }
+    }
+
+    /// The members the rotations would pick next; `None` for an empty view.
+    pub(crate) fn next_up(&self) -> Option<NextUp> {
+        let at = |pos: usize| self.members.get(pos).copied();
+        let round_robin = at(self.cursor.load(Ordering::Relaxed))?;
+        let weighted = match &self.stride {
+            Some(stride) => {
+                let (generation, pos) = unpack(stride.state.load(Ordering::Relaxed));
+                (at(pos as usize)?, generation)
+            }
+            None => (round_robin, 0),
+        };
+        Some(NextUp {
+            round_robin,
+            weighted,
+        })
     }
 
     pub(crate) fn len(&self) -> usize {
@@ -73,23 +117,31 @@ impl View {
 }
 
 impl Stride {
-    fn new(members: &[u32], weights: &[u32], start: u64) -> Option<Stride> {
-        let max = members.iter().map(|&m| weights[m as usize]).max()?;
-        if members.iter().all(|&m| weights[m as usize] == max) {
+    /// The schedule over `members`, starting at position `start.0` of generation `start.1`
+    /// (both wrapped into range). Weights are scaled to the heaviest: a member of weight 0 is
+    /// never picked, any other at least once in [`MAX_WEIGHT`] generations. `None` when every
+    /// member weighs the same (0 included): round robin then.
+    fn new(members: &[u32], weights: &[f64], start: (usize, u64)) -> Option<Stride> {
+        let weight = |m: u32| weights[m as usize];
+        let max = members.iter().map(|&m| weight(m)).fold(0.0, f64::max);
+        if members.iter().all(|&m| weight(m) == max) {
             return None; // equal weights: plain round robin
         }
         let scaled = members
             .iter()
             .map(|&m| {
-                let w = u64::from(weights[m as usize]);
-                let s = (w * MAX_WEIGHT + u64::from(max) / 2) / u64::from(max);
-                s.clamp(1, MAX_WEIGHT) as u16
+                let w = weight(m);
+                if w <= 0.0 {
+                    return 0;
+                }
+                ((w / max * MAX_WEIGHT as f64).round() as u64).clamp(1, MAX_WEIGHT) as u16
             })
             .collect();
         let n = members.len() as u64;
+        let (position, generation) = (start.0 as u64 % n, start.1 % MAX_WEIGHT);
         Some(Stride {
             scaled,
-            state: AtomicU64::new(pack(start / n % MAX_WEIGHT, start % n)),
+            state: AtomicU64::new(pack(generation, position)),
         })
     }
 
@@ -159,7 +211,7 @@ mod tests {
 
     #[test]
     fn weighted_five_one_one_interleaves() {
-        let weights = [5, 1, 1];
+        let weights = [5.0, 1.0, 1.0];
         let view = View::new(vec![0, 1, 2], Some(&weights), 0);
         let picks: Vec<usize> = (0..70).map(|_| view.next_weighted()).collect();
         // Every window of 7 holds exactly 5 a's, one b and one c, and b and c are never adjacent.

@@ -279,6 +279,7 @@ impl<'doc> Building<'_, 'doc> {
             ip_addr: &view.ip_addr,
             port: self.shared_port(view.port, PortInfo::default_port()),
             secure_port: self.shared_port(view.secure_port, PortInfo::default_secure_port()),
+            health_check_urls: view.health_check_urls.each_ref().map(Option::as_deref),
         };
         let parts = self.parts(
             view.id(),

@@ -1,7 +1,9 @@
 //! Which registered instances may receive traffic, and as which `ServiceInstance`.
 //!
 //! Eureka has no authentication: anyone who reaches it can register anything. So only the
-//! registered `hostName` and port are ever used (URL fields like `homePageUrl` never are), and
+//! registered `hostName` and port are ever used (URL fields like `homePageUrl` never are; of
+//! `healthCheckUrl`, feign-lb's health checks take the scheme, port, path and query, on the
+//! instance's own host), and
 //! an instance is routable only when it is `UP` and its addresses are plausible: no unspecified
 //! (`0.0.0.0`, `::`), broadcast or multicast address, no link-local address (which includes the
 //! cloud metadata service `169.254.169.254`) unless allowed, no loopback when disallowed, a
@@ -95,6 +97,8 @@ pub(crate) struct Addresses<'a> {
     pub(crate) ip_addr: &'a str,
     pub(crate) port: PortInfo,
     pub(crate) secure_port: PortInfo,
+    /// `healthCheckUrl` and `secureHealthCheckUrl`.
+    pub(crate) health_check_urls: [Option<&'a str>; 2],
 }
 
 impl<'a> From<&'a InstanceInfo> for Addresses<'a> {
@@ -104,8 +108,21 @@ impl<'a> From<&'a InstanceInfo> for Addresses<'a> {
             ip_addr: &info.ip_addr,
             port: info.port,
             secure_port: info.secure_port,
+            health_check_urls: [
+                info.health_check_url.as_deref(),
+                info.secure_health_check_url.as_deref(),
+            ],
         }
     }
+}
+
+/// The health check URL an instance registered, as written: the secure one when the instance
+/// is `secure` and has one. feign-lb's health checks take only its scheme, port, path and query
+/// from it, on the instance's own host.
+fn health_check_url<'a>(addresses: &Addresses<'a>, secure: bool) -> Option<&'a str> {
+    let [plain, secure_url] = addresses.health_check_urls;
+    let registered = if secure { secure_url.or(plain) } else { plain }?;
+    Some(registered.trim()).filter(|url| !url.is_empty())
 }
 
 /// Checks an instance's addresses; `Ok` with `(host, port, secure)` to route to.
@@ -151,14 +168,18 @@ pub(crate) fn to_service_instance(
     if policy.only_up && status != InstanceStatus::Up {
         return Ok(None);
     }
-    Ok(Some(ServiceInstance::from_parts(
+    let instance = ServiceInstance::from_parts(
         service_id.clone(),
         id.clone(),
         host,
         port,
         secure,
         metadata(),
-    )))
+    );
+    Ok(Some(match health_check_url(addresses, secure) {
+        Some(url) => instance.with_health_check_url(url),
+        None => instance,
+    }))
 }
 
 #[cfg(test)]
@@ -227,6 +248,34 @@ mod tests {
             .unwrap();
         assert_eq!((si.port(), si.is_secure()), (8443, true));
         assert_eq!(si.base_url().as_ref(), "https://10.0.0.1:8443");
+    }
+
+    #[test]
+    fn the_registered_health_check_url_goes_along_the_secure_one_for_a_secure_instance() {
+        let mut info = instance("10.0.0.1", "10.0.0.1", 8080);
+        info.health_check_url = Some(" http://10.0.0.1:8081/actuator/health ".to_owned());
+        let routed = |info: &InstanceInfo| {
+            let si = to_service_instance(info, &svc(), &RoutingPolicy::default());
+            si.unwrap().unwrap().health_check_url().map(str::to_owned)
+        };
+        assert_eq!(
+            routed(&info).as_deref(),
+            Some("http://10.0.0.1:8081/actuator/health")
+        );
+        info.secure_port = crate::model::PortInfo::enabled(8443);
+        assert_eq!(
+            routed(&info).as_deref(),
+            Some("http://10.0.0.1:8081/actuator/health"),
+            "no secure one registered"
+        );
+        info.secure_health_check_url = Some("https://10.0.0.1:8444/health".to_owned());
+        assert_eq!(
+            routed(&info).as_deref(),
+            Some("https://10.0.0.1:8444/health")
+        );
+        info.health_check_url = None;
+        info.secure_health_check_url = Some(String::new());
+        assert_eq!(routed(&info), None);
     }
 
     #[test]

@@ -97,6 +97,8 @@ impl<'a> DocumentText<'a> {
 
 /// One `instance` element of a listing.
 #[derive(Debug)]
+// The view is the large variant on purpose: a listing holds thousands of them, unboxed.
+#[allow(clippy::large_enum_variant)]
 pub(crate) enum ListedInstance<'a> {
     /// An instance object of the document, of which only what routing needs was read.
     Listed(InstanceView<'a>),
@@ -143,6 +145,8 @@ pub(crate) struct InstanceView<'a> {
     pub(crate) metadata: Option<&'a str>,
     /// `vipAddress`.
     pub(crate) vip_address: Option<Cow<'a, str>>,
+    /// `healthCheckUrl` and `secureHealthCheckUrl`.
+    pub(crate) health_check_urls: [Option<Cow<'a, str>>; 2],
     /// Where the instance's entries lie in the document: the address of the first key and the
     /// address just past the last value (`None` for an empty object).
     span: Option<(usize, usize)>,
@@ -212,6 +216,7 @@ impl<'de> Visitor<'de> for ViewVisitor {
             data_center: None,
             metadata: None,
             vip_address: None,
+            health_check_urls: [None, None],
             span: None,
         };
         let mut data_center = None;
@@ -250,6 +255,10 @@ impl<'de> Visitor<'de> for ViewVisitor {
                 InstanceField::DataCenterInfo => data_center = Some(value),
                 InstanceField::Metadata => view.metadata = Some(value),
                 InstanceField::VipAddress => view.vip_address = text_value(value),
+                InstanceField::HealthCheckUrl => view.health_check_urls[0] = text_value(value),
+                InstanceField::SecureHealthCheckUrl => {
+                    view.health_check_urls[1] = text_value(value);
+                }
                 _ => {}
             }
         }

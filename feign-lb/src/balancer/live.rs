@@ -18,9 +18,11 @@ const SECTIONS: [&str; 2] = ["spring.cloud.loadbalancer", "feign.loadbalancer"];
 /// `spring.cloud.loadbalancer` or `feign.loadbalancer` change, a new balancer is built from
 /// the same [`Builder`] with the new properties and swapped in whole; picks that start after
 /// the swap use it (the policy, retries, zone, hints, sticky sessions, caches and health
-/// checks), and attempts in flight finish on the one that chose them. Its instances' state
-/// (ejections, latency estimates, slow start) starts afresh with it. A change elsewhere in
-/// the properties leaves it as it is.
+/// checks), and attempts in flight finish on the one that chose them. The new balancer keeps
+/// what the settings did not change: each instance's ejection, latency estimate and
+/// slow-start ramp carry over to it (as far as its settings use them: no ejection once
+/// ejection is off, no estimate but under Peak-EWMA), and round robin goes on from where it
+/// was. A change elsewhere in the properties leaves it as it is.
 ///
 /// Properties it cannot bind change nothing: the error, naming the key and its file, is
 /// logged at `ERROR` by `tracing`, and the balancer in force stays until the next reload.
@@ -82,7 +84,8 @@ impl Follower {
         let _entered = self.runtime.as_ref().map(tokio::runtime::Handle::enter);
         match self.base.clone().config(config) {
             Ok(builder) => {
-                current.store(Arc::new(builder.build()));
+                let next = builder.build_replacing(Some(&current.load()));
+                current.store(Arc::new(next));
                 *applied = config.clone();
                 tracing::info!("load balancer settings refreshed");
             }

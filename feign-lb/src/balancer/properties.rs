@@ -45,8 +45,15 @@ struct Layer {
     subset: Option<Subset>,
 }
 
+/// The transport settings health checks connect with ([`Builder::health_check_transport`]).
+type Transport = Option<(feign_core::HttpClientConfig, feign_core::Options)>;
+
 impl Layer {
-    fn wrap(&self, source: Arc<dyn InstanceSupplier>) -> Arc<dyn InstanceSupplier> {
+    fn wrap(
+        &self,
+        source: Arc<dyn InstanceSupplier>,
+        transport: &Transport,
+    ) -> Arc<dyn InstanceSupplier> {
         // The subset first: health checks and the cache then see only its instances.
         let source = match &self.subset {
             Some(subset) => Arc::new(SubsetSupplier::shared(source, subset.clone())),
@@ -55,7 +62,11 @@ impl Layer {
         // Spring's health-check chain has no cache; the others cache.
         match (&self.health, self.cache_ttl) {
             (Some(options), _) => {
-                Arc::new(HealthCheckSupplier::with_options(source, options.clone()))
+                let options = match transport {
+                    Some((http, call)) => options.clone().transport(http.clone(), call),
+                    None => options.clone(),
+                };
+                Arc::new(HealthCheckSupplier::with_options(source, options))
             }
             (None, Some(ttl)) => Arc::new(CachingSupplier::with_ttl(source, ttl)),
             (None, None) => source,
@@ -231,6 +242,12 @@ fn bind(
             if let Some(p) = view.get("healthcheck.interval") {
                 options = options.interval(p.as_positive_duration(DurationUnit::Millis)?);
             }
+            if let Some(port) = health_check_port(view)? {
+                options = options.port(port);
+            }
+            if let Some(every) = refetch_instances(view)? {
+                options = options.refetch_instances(every);
+            }
             match view.map("healthcheck.path") {
                 Some(p) if p.as_str().trim().is_empty() => {}
                 Some(p) => layer.health = Some(options.path(p.as_str().trim())),
@@ -260,6 +277,8 @@ fn bind(
     if let Some(p) = view.get("healthcheck.interval") {
         p.as_positive_duration(DurationUnit::Millis)?;
     }
+    health_check_port(view)?;
+    refetch_instances(view)?;
     if let Some(p) = view.get("stickysession.addserviceinstancecookie") {
         if p.as_bool()? {
             return Err(p.error("adding the instance cookie to requests is not supported"));
@@ -320,6 +339,30 @@ fn subset(view: &Effective<'_>) -> Result<Subset, ConfigError> {
         subset = subset.size(size);
     }
     Ok(subset)
+}
+
+/// `health-check.port`, a port from 1 to 65535.
+fn health_check_port(view: &Effective<'_>) -> Result<Option<u16>, ConfigError> {
+    let Some(p) = view.get("healthcheck.port") else {
+        return Ok(None);
+    };
+    match p.as_number::<u16>()? {
+        0 => Err(p.bad_value("expected a port from 1 to 65535")),
+        port => Ok(Some(port)),
+    }
+}
+
+/// How often new instances are looked for when `health-check.refetch-instances` is true:
+/// `refetch-instances-interval`, Spring's 25 s by default.
+fn refetch_instances(view: &Effective<'_>) -> Result<Option<Duration>, ConfigError> {
+    let every = match view.get("healthcheck.refetchinstancesinterval") {
+        Some(p) => p.as_positive_duration(DurationUnit::Millis)?,
+        None => Duration::from_secs(25),
+    };
+    match view.get("healthcheck.refetchinstances") {
+        Some(p) if p.as_bool()? => Ok(Some(every)),
+        _ => Ok(None),
+    }
 }
 
 /// `retry.*` over `base`, or `None` when no retry key is set.
@@ -536,8 +579,9 @@ impl Builder {
 pub(super) fn wrap_suppliers(builder: &mut Builder) {
     let layers = std::mem::take(&mut builder.layers);
     let raw = builder.defaults.supplier.clone();
+    let transport = &builder.health_check_transport;
     if let Some(supplier) = &raw {
-        builder.defaults.supplier = Some(layers.default.wrap(supplier.clone()));
+        builder.defaults.supplier = Some(layers.default.wrap(supplier.clone(), transport));
     }
     for (name, layer) in layers.services {
         let index = match builder
@@ -553,7 +597,7 @@ pub(super) fn wrap_suppliers(builder: &mut Builder) {
         };
         let config = &mut builder.overrides[index].1;
         if let Some(source) = config.supplier.clone().or_else(|| raw.clone()) {
-            config.supplier = Some(layer.wrap(source));
+            config.supplier = Some(layer.wrap(source, transport));
         }
     }
 }

@@ -188,6 +188,88 @@ async fn health_checks_from_the_file_keep_failing_instances_out() {
     );
 }
 
+/// `health-check.port` sends the checks to that port of each instance, and
+/// `health-check.refetch-instances` checks an instance the source adds at once;
+/// `health_check_transport` hands the checks the calls' transport settings.
+#[tokio::test]
+async fn health_check_port_and_refetch_from_the_file() {
+    let management = Backend::start();
+    let backends: Vec<Backend> = (0..3).map(|_| Backend::start()).collect();
+    let urls: Vec<String> = backends.iter().map(Backend::url).collect();
+    let yaml = format!(
+        "spring.cloud.loadbalancer:\n  configurations: health-check\n  health-check:\n    \
+         interval: 25s\n    port: {}\n    refetch-instances: true\n    \
+         refetch-instances-interval: 50ms\n    path:\n      default: /health\n",
+        management.addr.port()
+    );
+    let config = Config::from_yaml_str(&yaml, "application.yml").unwrap();
+    let source = StaticSupplier::new("order-service", &urls[..2]);
+    let lb = LoadBalancer::builder()
+        .supplier(source.clone())
+        .health_check_transport(
+            feign_core::HttpClientConfig::new(),
+            &feign_core::Options::new(),
+        )
+        .config(&config)
+        .unwrap()
+        .build();
+    assert_eq!(lb.instance_states("order-service").len(), 2);
+    let checks = || {
+        management
+            .log()
+            .iter()
+            .filter(|(_, p)| p == "/health")
+            .count()
+    };
+    let checked = |n: usize| async move {
+        for _ in 0..250 {
+            if checks() >= n {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        checks()
+    };
+    assert_eq!(
+        checked(2).await,
+        2,
+        "one check of each instance, on the management port"
+    );
+    source.set(
+        "order-service",
+        backends
+            .iter()
+            .map(|b| ServiceInstance::new("order-service", "127.0.0.1", b.addr.port()))
+            .collect(),
+    );
+    assert_eq!(
+        checked(3).await,
+        3,
+        "the new instance is checked at once, not in 25 s"
+    );
+    assert!(
+        backends.iter().all(|b| b.hits() == 0),
+        "no check on the serving ports"
+    );
+
+    for (key, value) in [
+        ("spring.cloud.loadbalancer.health-check.port", "0"),
+        ("spring.cloud.loadbalancer.health-check.port", "70000"),
+        (
+            "spring.cloud.loadbalancer.health-check.refetch-instances",
+            "often",
+        ),
+        (
+            "spring.cloud.loadbalancer.health-check.refetch-instances-interval",
+            "0",
+        ),
+    ] {
+        let config = Config::new().set(key, value);
+        let error = LoadBalancer::builder().config(&config).unwrap_err();
+        assert!(error.to_string().contains(key), "{key}={value}: {error}");
+    }
+}
+
 #[test]
 fn our_policy_key_and_code_defaults() {
     let config = Config::new().set("feign.loadbalancer.policy", "least-request");

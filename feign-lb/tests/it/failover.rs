@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use feign_lb::{LoadBalancer, RetryConfig, StaticSupplier};
+use feign_lb::{LoadBalancer, RetryConfig, SlowStart, StaticSupplier};
 use feign_test_support::backend::{client, Backend, Mode, OrderServiceClient};
 use feign_test_support::closed_port_url;
 
@@ -88,6 +88,40 @@ async fn get_sees_no_error_when_an_instance_is_killed() {
         "the dead instance is ejected"
     );
     assert!(backends.iter().all(|b| b.hits() > 100));
+}
+
+/// One of two instances killed, with slow start on and off: the dead one is ejected at its
+/// first refused connection and stays out (one of two ejected is not a panic), so the failed
+/// attempts are those in flight at the kill and the first refusal, and no caller sees an
+/// error. With half counted as a panic, picks kept going to the dead instance (a tenth of its
+/// share while slow start ramped it, all of it without) until the retries drained the budget.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_of_two_instances_killed_costs_no_caller_an_error_with_slow_start_on_or_off() {
+    for slow_start in [SlowStart::new(), SlowStart::disabled()] {
+        let stable = Backend::start();
+        let dying = Backend::start();
+        let lb = LoadBalancer::builder()
+            .supplier(StaticSupplier::new(SVC, [stable.url(), dying.url()]))
+            .slow_start(slow_start.clone())
+            .build();
+        let orders = client(&lb, Duration::from_secs(2));
+        let concurrency = 4;
+        let victim = std::sync::Mutex::new(Some(dying));
+        let errors = traffic(&orders, 1_000, concurrency, 200, || {
+            if let Some(mut backend) = victim.lock().unwrap().take() {
+                backend.kill();
+            }
+        })
+        .await;
+        assert_no_errors(&errors);
+        let counters = lb.counters(SVC).unwrap();
+        assert_eq!(counters.panic, 0, "{slow_start:?}: {counters:?}");
+        assert!(
+            counters.failed <= concurrency as u64 + 1,
+            "{slow_start:?}: the dead instance kept being picked: {counters:?}"
+        );
+        assert!(stable.hits() >= 800, "{slow_start:?}");
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -1,11 +1,14 @@
 //! Hedged requests through the balancer: with one instance slow (500 ms) and one fast, a GET
 //! hedged after 50 ms answers from the fast one and the slow attempt is cancelled; POSTs, an
-//! empty retry budget and a service with no other instance mean no hedge.
+//! empty hedge budget and a service with no other instance mean no hedge; the retry budget is
+//! not the hedges'; and a fleet slow all at once gets few hedges, then none.
 
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use feign_core::HedgingConfig;
-use feign_lb::{LoadBalancer, RetryBudget, RetryConfig, StaticSupplier};
+use feign_lb::{HedgeBudget, LoadBalancer, RetryBudget, RetryConfig, StaticSupplier};
 use feign_test_support::backend::{Backend, Mode, OrderServiceClient};
 
 const SVC: &str = "order-service";
@@ -105,17 +108,70 @@ async fn posts_are_not_hedged() {
 }
 
 #[tokio::test]
-async fn an_empty_retry_budget_means_no_hedge() {
+async fn an_empty_hedge_budget_means_no_hedge() {
     let (slow, fast) = (slow_backend(), Backend::start());
-    let empty = RetryBudget::new().percent(0.0).min_per_second(0);
-    let lb = balancer(&[slow.url(), fast.url()], RetryConfig::new().budget(empty));
+    let empty = HedgeBudget::new().percent(0.0).min_per_second(0);
+    let lb = balancer(
+        &[slow.url(), fast.url()],
+        RetryConfig::new().hedge_budget(empty),
+    );
     let slowest = calls(&hedged_client(&lb), false).await;
     assert_not_hedged(&slow, &fast, slowest);
     let counters = lb.counters(SVC).expect("service known");
     assert_eq!(counters.discard, 0, "{counters:?}");
+    assert_eq!(counters.hedges, 0, "{counters:?}");
+    assert_eq!(counters.hedges_refused, slow.hits() as u64, "{counters:?}");
+    assert_eq!(counters.retry_budget_exhausted, 0, "{counters:?}");
+}
+
+/// Hedges have a budget of their own: an empty retry budget leaves them alone.
+#[tokio::test]
+async fn hedges_do_not_draw_on_the_retry_budget() {
+    let (slow, fast) = (slow_backend(), Backend::start());
+    let empty = RetryBudget::new().percent(0.0).min_per_second(0);
+    let lb = balancer(&[slow.url(), fast.url()], RetryConfig::new().budget(empty));
+    let slowest = calls(&hedged_client(&lb), false).await;
+    assert!(slowest < Duration::from_millis(300), "took {slowest:?}");
+    let counters = lb.counters(SVC).expect("service known");
+    assert_eq!(counters.hedges, slow.hits() as u64, "{counters:?}");
+    assert_eq!(counters.retry_budget_exhausted, 0, "{counters:?}");
+}
+
+/// Every instance stalls at once (an overload, not an outlier): each call asks for a hedge,
+/// and the hedges stop at the budget's few per second and, once ten calls show that most are
+/// slow, altogether. Paid from the retry budget, all 40 calls were hedged.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stalled_fleet_caps_the_hedges() {
+    let backends: Vec<Backend> = (0..3).map(|_| slow_backend()).collect();
+    let urls: Vec<String> = backends.iter().map(Backend::url).collect();
+    let lb = balancer(&urls, RetryConfig::new());
+    let client = OrderServiceClient::builder()
+        .load_balancer(lb.clone())
+        .hedging(HedgingConfig::after(Duration::from_millis(20)))
+        .build()
+        .expect("client builds");
+    let calls = 40u64;
+    let next = Arc::new(AtomicU64::new(0));
+    let workers: Vec<_> = (0..8)
+        .map(|_| {
+            let (client, next) = (client.clone(), next.clone());
+            tokio::spawn(async move {
+                while next.fetch_add(1, Ordering::SeqCst) < calls {
+                    assert_eq!(client.get_order(1).await.expect("call succeeds"), "ok");
+                }
+            })
+        })
+        .collect();
+    for worker in workers {
+        worker.await.expect("worker ends");
+    }
+    let counters = lb.counters(SVC).expect("service known");
+    assert!(counters.hedges <= 6, "{counters:?}");
     assert_eq!(
-        counters.retry_budget_exhausted,
-        slow.hits() as u64,
-        "{counters:?}"
+        counters.hedges + counters.hedges_refused,
+        calls,
+        "every call asked once: {counters:?}"
     );
+    let attempts: usize = backends.iter().map(Backend::hits).sum();
+    assert_eq!(attempts as u64, calls + counters.hedges);
 }

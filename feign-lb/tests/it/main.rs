@@ -5,12 +5,14 @@
 //! and no harness, so no other test may run beside it.
 
 mod any_client;
+mod caching;
 mod config;
 mod config_live;
 mod config_spring;
 mod failover;
 mod health;
 mod hedge;
+mod instance_updates;
 mod metrics;
 mod out_of_rotation;
 mod policies;

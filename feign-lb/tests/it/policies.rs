@@ -96,6 +96,35 @@ fn round_robin_visits_every_instance_in_turn() {
     }
 }
 
+/// A supplier that reorders its list at every change (as Eureka's client shuffles an
+/// application whose instances changed) leaves round robin a rotation: with four instances
+/// always listed and a fifth coming and going, no four picks in a row repeat an instance.
+#[test]
+fn round_robin_stays_a_rotation_while_the_list_is_reordered_and_changes() {
+    let (lb, supplier) = balancer(Policy::RoundRobin, (1..=4).map(instance).collect());
+    let mut order = Vec::new();
+    for round in 0..200u16 {
+        let mut list: Vec<ServiceInstance> = (1..=4).map(instance).collect();
+        if round % 3 == 0 {
+            list.push(instance(5));
+        }
+        list.rotate_left(usize::from(round % 5));
+        if round % 2 == 0 {
+            list.reverse();
+        }
+        supplier.set(SVC, list);
+        for _ in 0..3 {
+            order.push(pick(&lb).instance_id().to_string());
+        }
+    }
+    for (at, window) in order.windows(4).enumerate() {
+        let mut distinct = window.to_vec();
+        distinct.sort();
+        distinct.dedup();
+        assert_eq!(distinct.len(), 4, "picks {at}..{}: {window:?}", at + 4);
+    }
+}
+
 #[test]
 fn seeded_balancers_repeat_their_picks() {
     for policy in Policy::ALL {
@@ -139,6 +168,98 @@ fn weighted_shares_are_within_a_tenth_of_a_percent_over_a_million_picks() {
             );
         }
     }
+}
+
+/// Weights as written: fractions keep their split (a Traefik-style 0.2 / 0.3 / 0.5 used to
+/// read as 1 / 1 / 1), and weight 0 takes no traffic, retries included.
+#[test]
+fn fractional_weights_are_honoured_and_weight_zero_takes_nothing() {
+    for weights in [
+        vec!["0.2", "0.3", "0.5"],
+        vec!["2.5", "1", "0.25"],
+        vec!["0.5", "0", "1.5"],
+    ] {
+        let instances: Vec<_> = weights
+            .iter()
+            .enumerate()
+            .map(|(i, w)| instance(i as u16 + 1).with_metadata("weight", *w))
+            .collect();
+        let (lb, _s) = balancer(Policy::Weighted, instances);
+        let n = 1_000_000;
+        let counts = shares(&lb, n);
+        let written: Vec<f64> = weights.iter().map(|w| w.parse().unwrap()).collect();
+        let total: f64 = written.iter().sum();
+        for (i, w) in written.iter().enumerate() {
+            let got = counts.get(&format!("i{}", i + 1)).copied().unwrap_or(0) as f64 / n as f64;
+            let want = w / total;
+            assert!(
+                (got - want).abs() <= 0.001,
+                "weights {weights:?}: instance {i} got {got}, want {want}"
+            );
+        }
+    }
+
+    // A retry that already tried the only instance with a weight goes back to it, not to the
+    // instance of weight 0; when every instance weighs 0, they share.
+    let (lb, _s) = balancer(
+        Policy::Weighted,
+        vec![
+            instance(1).with_metadata("weight", "0"),
+            instance(2).with_metadata("weight", "1"),
+        ],
+    );
+    let tried: [Arc<str>; 1] = [Arc::from("i2")];
+    for _ in 0..100 {
+        let retry = choose_with(&lb, &HeaderMap::new(), &tried).expect("an instance");
+        assert_eq!(&**retry.instance_id(), "i2");
+    }
+    let (lb, _s) = balancer(
+        Policy::Weighted,
+        (1..=2)
+            .map(|p| instance(p).with_metadata("weight", "0"))
+            .collect(),
+    );
+    assert_eq!(shares(&lb, 100).get("i1"), Some(&50));
+}
+
+/// A weight that is not a number of at least 0 counts as 1, and says so once per instance,
+/// naming it, however often the list is rebuilt.
+#[test]
+fn an_unreadable_weight_is_logged_once_naming_the_instance() {
+    let (logs, _guard) = feign_test_support::Captured::install();
+    let list = || {
+        vec![
+            instance(1).with_metadata("weight", "heavy"),
+            instance(2).with_metadata("weight", "-2"),
+            instance(3).with_metadata("weight", "3"),
+        ]
+    };
+    let (lb, supplier) = balancer(Policy::Weighted, list());
+    for round in 0..5 {
+        let mut changed = list();
+        changed[2] = instance(3).with_metadata("weight", format!("{}", 3 + round));
+        supplier.set(SVC, changed);
+        pick(&lb);
+    }
+    let warnings = logs.matching(
+        tracing::Level::WARN,
+        "instance weight is not a number of at least 0; it weighs 1",
+    );
+    let named: Vec<(String, String)> = warnings
+        .iter()
+        .map(|e| (e.fields["instance"].clone(), e.fields["weight"].clone()))
+        .collect();
+    assert_eq!(
+        named,
+        [
+            ("i1".to_owned(), "\"heavy\"".to_owned()),
+            ("i2".to_owned(), "\"-2\"".to_owned())
+        ],
+        "{}",
+        logs.text()
+    );
+    let counts = shares(&lb, 900);
+    assert_eq!((counts["i1"], counts["i2"]), (100, 100), "{counts:?}");
 }
 
 #[test]
@@ -408,12 +529,19 @@ async fn at_most_ten_percent_are_ejected_and_panic_balances_across_all() {
     let ejected = lb.instance_states(SVC).iter().filter(|s| s.ejected).count();
     assert_eq!(ejected, 1, "max(1, 10 %) of 10");
 
-    // Two instances, one ejected: half are out, so panic mode spreads over both.
+    // Two instances, one ejected: half out is not a panic (Envoy's rule), the other takes all.
     let (lb, _s) = balancer(Policy::RoundRobin, (1..=2).map(instance).collect());
+    let c = pick_until(&lb, "i1");
+    finish(c, &AttemptOutcome::Failed(&error), Duration::from_millis(1));
+    assert_eq!(shares(&lb, 100).get("i2"), Some(&100));
+    assert_eq!(lb.counters(SVC).unwrap().panic, 0);
+
+    // One instance, ejected: more than half are out, so panic mode still serves it.
+    let (lb, _s) = balancer(Policy::RoundRobin, vec![instance(1)]);
     let c = pick(&lb);
     finish(c, &AttemptOutcome::Failed(&error), Duration::from_millis(1));
-    let counts = shares(&lb, 100);
-    assert_eq!(counts.len(), 2, "{counts:?}");
+    assert!(lb.instance_states(SVC)[0].ejected);
+    assert_eq!(shares(&lb, 10).get("i1"), Some(&10));
     assert!(lb.counters(SVC).unwrap().panic > 0);
 }
 

@@ -17,6 +17,7 @@ mod interop_differential;
 mod interop_metadata;
 mod interop_server;
 mod interop_smoke;
+mod lb_eureka;
 mod lb_failover;
 mod resilience_adaptive;
 mod resilience_breaker;

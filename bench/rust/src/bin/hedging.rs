@@ -12,7 +12,7 @@
 //! within each run (p99 over that run's median; p99 against the same run's p99 without
 //! hedging), and the load it cost: the balancer's picks per call, the picks beyond one per call
 //! (hedges; one dropped before its request reached a server counts too), the requests the
-//! servers received beyond one per call, and the hedges the retry budget refused.
+//! servers received beyond one per call, and the hedges the hedge budget refused.
 //!
 //! Run with `cargo run --release -p feign-bench --bin hedging`; `--help` for the knobs.
 
@@ -181,7 +181,7 @@ fn table(variants: &[Variant], runs: &[Vec<Measured>]) -> Table {
         "balancer picks per call",
         "hedges (picks beyond one per call)",
         "extra requests at the servers",
-        "hedges refused by the retry budget",
+        "hedges refused by the hedge budget",
         "errors (all runs)",
     ]);
     let unhedged = &runs[0];
@@ -266,7 +266,7 @@ async fn measure(
         hedges: picked.saturating_sub(made + retries),
         picks_per_call: picked as f64 / made.max(1) as f64,
         extra_arrivals: (arrivals_after - arrivals_before).saturating_sub(made),
-        refused: counters_after.retry_budget_exhausted - counters_before.retry_budget_exhausted,
+        refused: counters_after.hedges_refused - counters_before.hedges_refused,
     })
 }
 

@@ -35,7 +35,7 @@ const SECTION: &[Key] = &[
     Key::bound("health-check.path.*"),
     Key::bound("health-check.port"),
     Key::bound("health-check.refetch-instances"),
-    Key::ignored("health-check.refetch-instances-interval", CHECKS),
+    Key::bound("health-check.refetch-instances-interval"),
     Key::ignored("health-check.repeat-health-check", CHECKS).unless(true),
     Key::ignored(
         "health-check.update-results-list",
