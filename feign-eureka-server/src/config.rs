@@ -71,6 +71,12 @@ pub(crate) struct ServerConfig {
     pub(crate) replication_queue: usize,
     pub(crate) shutdown_grace: Duration,
     pub(crate) header_read_timeout: Duration,
+    /// From the end of a request's head to the last byte of its body.
+    pub(crate) body_read_timeout: Duration,
+    /// The least average rate, in bytes a second, at which a response must leave once the
+    /// grace period is over.
+    pub(crate) min_response_rate: u64,
+    pub(crate) response_grace: Duration,
     pub(crate) idle_timeout: Duration,
     pub(crate) max_connections: usize,
     /// The most watches (`GET watch`) waiting at once; zero turns the watch off.
@@ -112,6 +118,9 @@ impl Default for ServerConfig {
             replication_queue: 10_000,
             shutdown_grace: Duration::from_secs(10),
             header_read_timeout: Duration::from_secs(10),
+            body_read_timeout: Duration::from_secs(10),
+            min_response_rate: 64 * 1024,
+            response_grace: Duration::from_secs(10),
             idle_timeout: Duration::from_secs(60),
             max_connections: 8192,
             max_watchers: 1024,

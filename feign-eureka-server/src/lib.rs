@@ -10,9 +10,10 @@
 //! Safe by default: it binds `127.0.0.1`, limits bodies to 1 MiB, bounds metadata and names,
 //! validates application names, clamps lease durations to 1 s ..= 1 h, rate-limits
 //! registrations per client address and metadata updates per instance, answers bad input with
-//! 400/413/415/429 and a plain-text reason, closes connections that send their headers too
-//! slowly or stay idle too long, makes room for a new connection at its cap (or when file
-//! descriptors run out) by closing the longest-idle one, and shuts down gracefully.
+//! 400/413/415/429 and a plain-text reason, closes connections that send their headers or
+//! bodies too slowly, take their responses too slowly or stay idle too long, makes room for a
+//! new connection at its cap (or when file descriptors run out) by closing the one that has
+//! waited on its client the longest, and shuts down gracefully.
 //!
 //! # Embedding
 //!
@@ -417,6 +418,28 @@ impl EurekaServerBuilder {
         self
     }
 
+    /// How long a client may take to send a request's body, from the end of its head to the
+    /// body's last byte, however steadily the bytes come; a slower client's connection is
+    /// closed, and while it waits for the body it may be closed to make room at the
+    /// [connection cap](EurekaServerBuilder::max_connections). Default 10 s (a body is at most
+    /// the [body limit](EurekaServerBuilder::body_limit), 1 MiB by default).
+    pub fn body_read_timeout(mut self, timeout: Duration) -> Self {
+        self.config.body_read_timeout = timeout;
+        self
+    }
+
+    /// The least a client must take of a response: after `grace`, its bytes must have left at
+    /// `bytes_per_second` on average, or the connection is closed (Kestrel's
+    /// `MinResponseDataRate`). A connection whose client does not take its response may be
+    /// closed to make room at the [connection cap](EurekaServerBuilder::max_connections).
+    /// Default 64 KiB/s after 10 s: the largest registry a client can read (32 MiB) then takes
+    /// at most about 9 minutes.
+    pub fn min_response_rate(mut self, bytes_per_second: u64, grace: Duration) -> Self {
+        self.config.min_response_rate = bytes_per_second;
+        self.config.response_grace = grace;
+        self
+    }
+
     /// How long a connection may stay open without a request, after it is accepted or after
     /// its last response; then it is closed. Default 60 s (Eureka clients renew every 30 s).
     pub fn idle_timeout(mut self, timeout: Duration) -> Self {
@@ -463,11 +486,17 @@ impl EurekaServerBuilder {
             c.renewal_threshold_update_interval,
             c.delta_retention_interval,
             c.header_read_timeout,
+            c.body_read_timeout,
             c.idle_timeout,
         ];
         if intervals.iter().any(Duration::is_zero) {
             return Err(ServerError::InvalidSetting(
                 "intervals must be longer than zero",
+            ));
+        }
+        if c.min_response_rate == 0 {
+            return Err(ServerError::InvalidSetting(
+                "the minimum response rate must be at least 1 byte a second",
             ));
         }
         if c.max_connections == 0 {
@@ -564,6 +593,11 @@ impl EurekaServerBuilder {
             timeouts: conn::Timeouts {
                 header_read: config.header_read_timeout,
                 idle: config.idle_timeout,
+                body_read: config.body_read_timeout,
+                send: conn::SendRate {
+                    bytes_per_second: config.min_response_rate,
+                    grace: config.response_grace,
+                },
             },
             max_connections: config.max_connections,
             tls,

@@ -1,8 +1,9 @@
 //! The accept loop: every connection served by hyper's HTTP/1 server under a header-read
-//! timeout, an idle timeout and a connection cap. At the cap, or when the process runs out of
-//! file descriptors, the connection idle the longest is closed to make room, so idle and slow
-//! clients cannot lock out a working one. On shutdown the listener closes at once, idle
-//! connections close, and requests in flight are answered.
+//! timeout, a body-read timeout, a minimum response rate, an idle timeout and a connection cap.
+//! At the cap, or when the process runs out of file descriptors, the connection that has waited
+//! on its client the longest (idle, or sending a header or body, or not taking its response) is
+//! closed to make room, so idle and slow clients cannot lock out a working one. On shutdown the
+//! listener closes at once, idle connections close, and requests in flight are answered.
 
 use std::collections::HashMap;
 use std::convert::Infallible;
@@ -51,14 +52,15 @@ impl Open {
         self.connections.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Closes the connection idle the longest; false when every connection is busy.
-    fn evict_longest_idle(&self) -> bool {
+    /// Closes the connection that has waited on its client the longest; false when the server
+    /// is working on every connection.
+    fn evict_longest_waiting(&self) -> bool {
         let mut connections = self.lock();
         let oldest = connections
             .iter()
-            .filter(|(_, activity)| activity.is_idle())
-            .min_by_key(|(id, activity)| (activity.idle_since_ms(), **id))
-            .map(|(id, _)| *id);
+            .filter_map(|(id, activity)| Some((activity.waiting_since_ms()?, *id)))
+            .min()
+            .map(|(_, id)| id);
         match oldest.and_then(|id| connections.remove(&id)) {
             Some(activity) => {
                 activity.evicted.notify_one();
@@ -99,7 +101,7 @@ pub(crate) async fn serve(
         let activity = Arc::new(Activity::new(open.base));
         {
             let at_cap = open.lock().len() >= limits.max_connections;
-            if at_cap && !open.evict_longest_idle() {
+            if at_cap && !open.evict_longest_waiting() {
                 tracing::debug!(%peer, "every connection is busy; refusing a new one");
                 continue;
             }
@@ -130,7 +132,7 @@ pub(crate) async fn serve(
 async fn out_of_descriptors(open: &Open, error: &io::Error) {
     // EMFILE and ENFILE: this process's or the system's descriptors are used up.
     let exhausted = matches!(error.raw_os_error(), Some(23 | 24));
-    if exhausted && open.evict_longest_idle() {
+    if exhausted && open.evict_longest_waiting() {
         // Let the evicted connection's task close its socket before accepting again.
         tokio::time::sleep(Duration::from_millis(1)).await;
     } else {
@@ -167,8 +169,9 @@ async fn connection(parts: ConnectionParts, open: Arc<Open>, id: u64) {
     } = parts;
     let _ = stream.set_nodelay(true);
     let tracked = activity.clone();
-    let service = hyper::service::service_fn(move |mut request: hyper::Request<Incoming>| {
+    let service = hyper::service::service_fn(move |request: hyper::Request<Incoming>| {
         let busy = tracked.begin();
+        let mut request = request.map(|body| Body::new(tracked.receive(body)));
         request.extensions_mut().insert(ConnectInfo(peer));
         let router = router.clone();
         async move {
@@ -213,20 +216,22 @@ async fn connection(parts: ConnectionParts, open: Arc<Open>, id: u64) {
             _ = served.as_mut() => break,
             _ = tokio::time::sleep_until(deadline) => {
                 if activity.deadline(timeouts).is_some_and(|d| d <= Instant::now()) {
-                    tracing::debug!(%peer, "closing a connection past its header or idle timeout");
+                    tracing::debug!(%peer, "closing a connection past its header, body, response or idle timeout");
+                    activity.closing();
                     break;
                 }
             }
-            () = activity.head_started.notified() => {}
+            () = activity.timer_changed.notified() => {}
             _ = activity.evicted.notified(), if !finishing => {
-                if activity.is_idle() {
+                if activity.waiting_since_ms().is_some() {
+                    activity.closing();
                     break;
                 }
                 served.as_mut().graceful_shutdown();
                 finishing = true;
             }
             _ = closing.changed(), if !finishing => {
-                if activity.is_idle() {
+                if activity.is_quiet() {
                     break;
                 }
                 served.as_mut().graceful_shutdown();

@@ -55,6 +55,9 @@ struct Serve {
     /// Seconds a client may take to send a request's header.
     #[arg(long, default_value_t = 10, value_name = "SECS")]
     header_read_timeout: u64,
+    /// Seconds a client may take to send a request's body, from the end of its header.
+    #[arg(long, default_value_t = 10, value_name = "SECS")]
+    body_read_timeout: u64,
     /// Seconds a connection may stay open without a request.
     #[arg(long, default_value_t = 60, value_name = "SECS")]
     idle_timeout: u64,
@@ -198,6 +201,7 @@ async fn run_server(args: Serve) -> Result<(), CliError> {
         .read_only_cache(!(args.dev || args.no_read_only_cache))
         .eviction_interval(Duration::from_secs(eviction_interval))
         .header_read_timeout(Duration::from_secs(args.header_read_timeout.max(1)))
+        .body_read_timeout(Duration::from_secs(args.body_read_timeout.max(1)))
         .idle_timeout(Duration::from_secs(args.idle_timeout.max(1)))
         .max_connections(args.max_connections.max(1))
         .max_watchers(args.max_watchers);

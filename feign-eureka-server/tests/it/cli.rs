@@ -31,6 +31,7 @@ fn every_command_has_help() {
         "--no-self-preservation",
         "--dev",
         "--header-read-timeout",
+        "--body-read-timeout",
         "--idle-timeout",
         "--max-connections",
         "--max-watchers",

@@ -1,4 +1,5 @@
-//! The crowd of `connections` against a registry that may open only 256 file descriptors.
+//! The crowd of `connections` (slow headers, bodies stalled after their first byte, idle
+//! keep-alive connections) against a registry that may open only 256 file descriptors.
 //!
 //! The limit (`RLIMIT_NOFILE`) belongs to a whole process, and lowering it here would starve
 //! the other tests of this binary, so the registry runs in a child process: this test binary
@@ -9,7 +10,7 @@ use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use crate::connections::{idle_keep_alive, served_within_a_second, slow_headers};
+use crate::connections::{idle_keep_alive, served_within_a_second, slow_bodies, slow_headers};
 use crate::support::dev;
 
 /// Set in the child process that serves the registry.
@@ -18,13 +19,13 @@ const CHILD: &str = "FEIGN_EUREKA_FD_LIMIT_CHILD";
 const DESCRIPTORS: u64 = 256;
 
 #[tokio::test]
-async fn a_registry_with_256_descriptors_serves_beside_1200_slow_and_idle_clients() {
+async fn a_registry_with_256_descriptors_serves_beside_1500_slow_and_idle_clients() {
     if std::env::var_os(CHILD).is_some() {
         return serve_in_child().await;
     }
     let mut child = Command::new(std::env::current_exe().unwrap())
         .args([
-            "fd_limit::a_registry_with_256_descriptors_serves_beside_1200_slow_and_idle_clients",
+            "fd_limit::a_registry_with_256_descriptors_serves_beside_1500_slow_and_idle_clients",
             "--exact",
             "--nocapture",
             "--test-threads=1",
@@ -52,7 +53,8 @@ async fn a_registry_with_256_descriptors_serves_beside_1200_slow_and_idle_client
     let base = format!("http://{addr}/eureka/");
 
     let slow = slow_headers(addr, 200);
-    tokio::time::sleep(Duration::from_millis(200)).await;
+    let stalled = slow_bodies(addr, 300);
+    tokio::time::sleep(Duration::from_millis(300)).await;
     served_within_a_second(&base).await;
     let (idle, answered) = idle_keep_alive(addr, 1000).await;
     // More connections than descriptors: each was answered, older ones closed to make room.
@@ -60,7 +62,7 @@ async fn a_registry_with_256_descriptors_serves_beside_1200_slow_and_idle_client
     served_within_a_second(&base).await;
     served_within_a_second(&base).await;
 
-    for task in slow {
+    for task in slow.into_iter().chain(stalled) {
         task.abort();
     }
     drop(idle);
