@@ -1,6 +1,9 @@
 //! Eureka's two-level response cache: a read-write map invalidated on every change and a
 //! read-only map, served lock-free, that a timer refreshes from it. Each entry keeps the
 //! document as JSON and XML, each plain and gzipped.
+//!
+//! Nothing is rendered under the read-write map's lock, so a change (which invalidates) never
+//! waits for a rendering: a rendering is kept only if no invalidation came while it ran.
 
 use std::collections::HashMap;
 use std::io::Write;
@@ -86,11 +89,43 @@ impl Payload {
 
     /// [`Payload::body`] gzip-compressed, once.
     pub(crate) fn gzip(&self, format: Format, compact: bool) -> Bytes {
-        let i = usize::from(format == Format::Xml) * 2 + usize::from(compact);
-        self.gzipped[i]
+        self.gzipped[Self::gzip_slot(format, compact)]
             .get_or_init(|| Bytes::from(gzip(&self.body(format, compact))))
             .clone()
     }
+
+    fn gzip_slot(format: Format, compact: bool) -> usize {
+        usize::from(format == Format::Xml) * 2 + usize::from(compact)
+    }
+
+    /// The form a request asks for ([`Payload::body`] or [`Payload::gzip`]), made now if need be.
+    pub(crate) fn form(&self, form: Form) -> Bytes {
+        if form.gzip {
+            self.gzip(form.format, form.compact)
+        } else {
+            self.body(form.format, form.compact)
+        }
+    }
+
+    /// The form a request asks for if it is made already: what can be answered without work.
+    pub(crate) fn ready(&self, form: Form) -> Option<Bytes> {
+        let made = match (form.gzip, form.format, form.compact) {
+            (true, format, compact) => self.gzipped[Self::gzip_slot(format, compact)].get(),
+            (false, Format::Json, false) => return Some(self.json.clone()),
+            (false, Format::Xml, false) => self.converted[0].get(),
+            (false, Format::Json, true) => self.converted[1].get(),
+            (false, Format::Xml, true) => self.converted[2].get(),
+        };
+        made.cloned()
+    }
+}
+
+/// One of a payload's forms: JSON or XML, full or compact, plain or gzipped.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Form {
+    pub(crate) format: Format,
+    pub(crate) compact: bool,
+    pub(crate) gzip: bool,
 }
 
 /// Compresses `data` with gzip.
@@ -107,10 +142,18 @@ type Map = HashMap<CacheKey, Arc<Payload>>;
 /// grow with them.
 const MAX_ENTRIES: usize = 1024;
 
+/// The read-write level: its payloads, and a count of invalidations so that a rendering made
+/// while one came is not kept.
+#[derive(Debug, Default)]
+struct ReadWrite {
+    map: Map,
+    generation: u64,
+}
+
 /// Two-level cache of rendered payloads.
 #[derive(Debug)]
 pub(crate) struct ResponseCache {
-    read_write: Mutex<Map>,
+    read_write: Mutex<ReadWrite>,
     read_only: ArcSwap<Map>,
     use_read_only: bool,
     expiry_ms: u64,
@@ -120,7 +163,7 @@ impl ResponseCache {
     /// An empty cache; `use_read_only` enables the second level.
     pub(crate) fn new(use_read_only: bool, expiry_ms: u64) -> Self {
         Self {
-            read_write: Mutex::new(Map::new()),
+            read_write: Mutex::new(ReadWrite::default()),
             read_only: ArcSwap::from_pointee(Map::new()),
             use_read_only,
             expiry_ms,
@@ -150,24 +193,56 @@ impl ResponseCache {
         payload
     }
 
+    /// The payload for `key` if either level holds it: what can be answered without rendering.
+    pub(crate) fn peek(&self, key: &CacheKey, now_ms: u64) -> Option<Arc<Payload>> {
+        if self.use_read_only {
+            if let Some(hit) = self.read_only.load().get(key) {
+                return Some(hit.clone());
+            }
+        }
+        self.read_write_hit(&self.lock(), key, now_ms)
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, ReadWrite> {
+        self.read_write.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn read_write_hit(
+        &self,
+        read_write: &ReadWrite,
+        key: &CacheKey,
+        now_ms: u64,
+    ) -> Option<Arc<Payload>> {
+        read_write
+            .map
+            .get(key)
+            .filter(|hit| now_ms.saturating_sub(hit.created_ms) < self.expiry_ms)
+            .cloned()
+    }
+
     fn read_write_get(
         &self,
         key: &CacheKey,
         now_ms: u64,
         load: impl FnOnce() -> Payload,
     ) -> Arc<Payload> {
-        let mut map = self.read_write.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(hit) = map.get(key) {
-            if now_ms.saturating_sub(hit.created_ms) < self.expiry_ms {
-                return hit.clone();
+        let generation = {
+            let read_write = self.lock();
+            if let Some(hit) = self.read_write_hit(&read_write, key, now_ms) {
+                return hit;
             }
-        }
+            read_write.generation
+        };
         let payload = Arc::new(load());
         if !payload.empty {
-            if map.len() >= MAX_ENTRIES {
-                map.clear();
+            let mut read_write = self.lock();
+            // An invalidation while it was rendered may concern it: it is answered, not kept.
+            if read_write.generation == generation {
+                if read_write.map.len() >= MAX_ENTRIES {
+                    read_write.map.clear();
+                }
+                read_write.map.insert(key.clone(), payload.clone());
             }
-            map.insert(key.clone(), payload.clone());
         }
         payload
     }
@@ -175,10 +250,11 @@ impl ResponseCache {
     /// Drops the read-write entries for `keys`; the read-only level keeps serving the old
     /// payloads until its next refresh.
     pub(crate) fn invalidate(&self, keys: &[CacheKey]) {
-        let mut map = self.read_write.lock().unwrap_or_else(|e| e.into_inner());
+        let mut read_write = self.lock();
         for key in keys {
-            map.remove(key);
+            read_write.map.remove(key);
         }
+        read_write.generation += 1;
     }
 
     /// Copies fresh read-write payloads over the read-only ones (the 30 s timer).
@@ -256,6 +332,19 @@ mod tests {
     }
 
     #[test]
+    fn a_rendering_overtaken_by_an_invalidation_is_answered_not_kept() {
+        let cache = ResponseCache::new(false, 180_000);
+        let rendered = cache.get(&CacheKey::AllApps, 0, || {
+            cache.invalidate(&[CacheKey::AllApps]);
+            payload("v1", false)
+        });
+        assert_eq!(rendered.json, "v1");
+        assert!(cache.peek(&CacheKey::AllApps, 1).is_none());
+        cache.get(&CacheKey::AllApps, 2, || payload("v2", false));
+        assert_eq!(cache.peek(&CacheKey::AllApps, 3).unwrap().json, "v2");
+    }
+
+    #[test]
     fn unknown_names_do_not_grow_the_cache() {
         let cache = ResponseCache::new(true, 180_000);
         for i in 0..1_500 {
@@ -263,6 +352,6 @@ mod tests {
             cache.get(&CacheKey::Vip(format!("v-{i}")), 0, || payload("{}", false));
         }
         assert!(cache.read_only.load().len() <= MAX_ENTRIES);
-        assert!(cache.read_write.lock().unwrap().len() <= MAX_ENTRIES);
+        assert!(cache.read_write.lock().unwrap().map.len() <= MAX_ENTRIES);
     }
 }

@@ -32,7 +32,13 @@ pub(crate) async fn page(
         .and_then(|q| url::form_urlencoded::parse(q.as_bytes()).find(|(k, _)| k == "page"))
         .and_then(|(_, v)| v.parse().ok())
         .unwrap_or(1);
-    let html = render(&state, &nonce, page);
+    let (rendering, page_nonce) = (state.clone(), nonce.clone());
+    let rendered = state
+        .offload
+        .run(move || render(&rendering, &page_nonce, page));
+    let Some(html) = rendered.await else {
+        return shutting_down();
+    };
     let mut response = Response::new(Body::from(html));
     *response.status_mut() = StatusCode::OK;
     let headers = response.headers_mut();

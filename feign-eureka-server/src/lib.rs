@@ -59,9 +59,11 @@ mod lease;
 mod listen;
 mod listing;
 mod media;
+mod offload;
 mod peer_sync;
 mod rate;
 mod record;
+mod registration;
 mod registry;
 mod render;
 mod replication;
@@ -559,8 +561,9 @@ impl EurekaServerBuilder {
                 peer_sync::copy_from_peers(&registry, &client, &config.peers, timeout).await;
             }
         }
+        let offload = offload::Offload::per_core();
         let mut background = replication::spawn_workers(&registry, queues, &config);
-        background.extend(tasks::spawn(&registry));
+        background.extend(tasks::spawn(&registry, &offload));
         let state = Arc::new(AppState {
             limiter: config.registration_rate.map(RateLimiter::new),
             metadata_limiter: config.metadata_rate.map(RateLimiter::new),
@@ -572,6 +575,7 @@ impl EurekaServerBuilder {
             dashboard: listing::ListingCache::default(),
             // Watches hold their connections: at most half the cap, so they cannot take all.
             watches: watch::Watches::new(config.max_watchers.min(config.max_connections / 2)),
+            offload,
         });
         if auth.is_none() && !addr.ip().is_loopback() {
             tracing::warn!(

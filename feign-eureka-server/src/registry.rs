@@ -483,7 +483,12 @@ impl Registry {
         self.lease(app, id).map(|l| l.load())
     }
 
-    /// The cached payload for `key`.
+    /// The cached payload for `key` if the cache holds it now (nothing is rendered).
+    pub(crate) fn cached_payload(&self, key: &CacheKey) -> Option<Arc<Payload>> {
+        self.cache.peek(key, self.clock.now_ms())
+    }
+
+    /// The cached payload for `key`, rendered if the cache does not hold it (a heavy job).
     pub(crate) fn payload(&self, key: &CacheKey) -> Arc<Payload> {
         let now = self.clock.now_ms();
         self.cache.get(key, now, || self.load_payload(key))

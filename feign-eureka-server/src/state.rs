@@ -5,6 +5,7 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 use crate::listing::ListingCache;
+use crate::offload::Offload;
 use crate::rate::RateLimiter;
 use crate::registry::Registry;
 use crate::watch::Watches;
@@ -26,4 +27,6 @@ pub(crate) struct AppState {
     pub(crate) dashboard: ListingCache,
     /// Push discovery's long polls.
     pub(crate) watches: Watches,
+    /// Where heavy work runs: parsing bodies, rendering documents and pages.
+    pub(crate) offload: Offload,
 }

@@ -7,6 +7,7 @@ use std::time::Duration;
 use tokio::task::JoinHandle;
 use tokio::time::{Instant, MissedTickBehavior};
 
+use crate::offload::Offload;
 use crate::registry::Registry;
 
 fn every(
@@ -32,8 +33,31 @@ fn every(
     })
 }
 
+/// Refreshes the read-only cache every `period`, each refresh (which renders whatever changed)
+/// as a heavy job.
+fn refresh_cache(registry: &Arc<Registry>, period: Duration, offload: Offload) -> JoinHandle<()> {
+    let weak: Weak<Registry> = Arc::downgrade(registry);
+    tokio::spawn(async move {
+        let mut timer = tokio::time::interval_at(Instant::now() + period, period);
+        timer.set_missed_tick_behavior(MissedTickBehavior::Delay);
+        loop {
+            timer.tick().await;
+            let Some(registry) = weak.upgrade() else {
+                return;
+            };
+            if offload
+                .run(move || registry.refresh_cache())
+                .await
+                .is_none()
+            {
+                return;
+            }
+        }
+    })
+}
+
 /// Starts every timer; they stop when the registry is dropped or the handles are aborted.
-pub(crate) fn spawn(registry: &Arc<Registry>) -> Vec<JoinHandle<()>> {
+pub(crate) fn spawn(registry: &Arc<Registry>, offload: &Offload) -> Vec<JoinHandle<()>> {
     let config = registry.config.clone();
     vec![
         every(registry, config.eviction_interval, |r, late| {
@@ -49,9 +73,7 @@ pub(crate) fn spawn(registry: &Arc<Registry>) -> Vec<JoinHandle<()>> {
         every(registry, config.delta_retention_interval, |r, _| {
             r.expire_delta();
         }),
-        every(registry, config.cache_update_interval, |r, _| {
-            r.refresh_cache();
-        }),
+        refresh_cache(registry, config.cache_update_interval, offload.clone()),
     ]
 }
 
@@ -88,7 +110,7 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn the_eviction_timer_honours_netflix_expiry() {
         let registry = registry(false, true);
-        let _tasks = spawn(&registry);
+        let _tasks = spawn(&registry, &Offload::per_core());
         registry.register(instance("renewed"), false);
         registry.register(instance("silent"), false);
         tokio::time::sleep(Duration::from_secs(10)).await;
@@ -106,7 +128,7 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn self_preservation_engages_when_renewals_drop() {
         let registry = registry(true, false);
-        let _tasks = spawn(&registry);
+        let _tasks = spawn(&registry, &Offload::per_core());
         for i in 0..10 {
             registry.register(instance(&format!("i-{i}")), false);
         }
