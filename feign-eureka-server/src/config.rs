@@ -17,6 +17,14 @@ pub(crate) struct Limits {
     pub(crate) max_clock_skew_ms: u64,
 }
 
+impl Limits {
+    /// The most XML elements a registration may hold: its own fields (about 40) and its two
+    /// metadata maps at their largest, with room to spare.
+    pub(crate) fn xml_elements(&self) -> usize {
+        self.metadata_entries.saturating_mul(2).saturating_add(128)
+    }
+}
+
 impl Default for Limits {
     fn default() -> Self {
         Self {

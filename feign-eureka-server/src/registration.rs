@@ -10,7 +10,7 @@ use crate::answer::{empty, text, unparseable};
 use crate::media::Format;
 use crate::registry::Registry;
 use crate::validate::{self, Invalid};
-use feign_eureka::model::{xml_to_json, InstanceInfo};
+use feign_eureka::model::{xml_to_json_within, InstanceInfo, XmlError};
 
 /// Reads `body` (in `format`) as a registration of `app` and stores it: 204, or the answer
 /// that refuses it.
@@ -21,10 +21,17 @@ pub(crate) fn register(
     body: &[u8],
     is_replication: bool,
 ) -> Response {
+    let limits = &registry.config.limits;
     let body = match format {
         Format::Json => Cow::Borrowed(body),
-        Format::Xml => match xml_to_json(body) {
+        Format::Xml => match xml_to_json_within(body, limits.xml_elements()) {
             Ok(json) => Cow::Owned(json),
+            Err(XmlError::TooManyElements(limit)) => {
+                return text(
+                    StatusCode::PAYLOAD_TOO_LARGE,
+                    format!("request body has more than {limit} XML elements"),
+                );
+            }
             Err(error) => return unparseable(format, &error),
         },
     };
@@ -37,7 +44,6 @@ pub(crate) fn register(
         return unparseable(format, &reason);
     }
     adopt_metadata_instance_id(&mut info);
-    let limits = &registry.config.limits;
     let now = registry.clock.now_ms();
     let checked = validate::wire_values(body)
         .and_then(|()| validate::registration(&info, app, limits))
