@@ -54,10 +54,13 @@ pub(crate) async fn handle(
         headers: &parts.headers,
         query: &query,
         peer,
+        // Only a peer replicates: from anyone else the header means nothing (it would skip the
+        // override rules and the replication onward, as it does in Eureka).
         is_replication: parts
             .headers
             .get(REPLICATION_HEADER)
-            .is_some_and(|v| v.as_bytes() == b"true"),
+            .is_some_and(|v| v.as_bytes() == b"true")
+            && state.peer_ips.contains(&peer.ip()),
     };
     let body = if matches!(parts.method, Method::POST | Method::PUT) {
         match read_body(&state, &parts.headers, body).await {
@@ -391,15 +394,13 @@ impl Call<'_> {
         document(format, Bytes::from(body))
     }
 
-    /// `POST apps/{app}`: a registration, limited per client address, then read, checked and
-    /// stored as a heavy job.
+    /// `POST apps/{app}`: a registration, limited per client address (a peer's replicated
+    /// ones too, as in a batch), then read, checked and stored as a heavy job.
     async fn register(&self, app: String, body: Bytes) -> Response {
         let registry = &self.state.registry;
-        if !self.is_replication {
-            if let Some(limiter) = &self.state.limiter {
-                if let Err(wait) = limiter.acquire(self.peer.ip(), registry.clock.now_ms()) {
-                    return rate::too_many(wait, "too many registrations from this address");
-                }
+        if let Some(limiter) = &self.state.limiter {
+            if let Err(wait) = limiter.acquire(self.peer.ip(), registry.clock.now_ms()) {
+                return rate::too_many(wait, "too many registrations from this address");
             }
         }
         let Ok(format) = media::body(self.headers) else {

@@ -206,3 +206,35 @@ async fn replicated_registrations_count_against_the_registration_limit() {
     assert_eq!(server.instance_count(), admitted);
     server.shutdown().await;
 }
+
+/// `x-netflix-discovery-replication: true` on a registration from an address that is not a
+/// peer's is ignored: the registration is a client's, and the registration limit holds.
+#[tokio::test]
+async fn the_replication_header_from_a_stranger_skips_no_limit() {
+    let server = dev()
+        .registration_rate_limit(Some((20, 10)))
+        .start()
+        .await
+        .unwrap();
+    let base = server.url();
+    let mut statuses = Vec::new();
+    for n in 0..100 {
+        let body = instance("A", &format!("a-{n}"), 8080, "UP", 1_732_881_099_990);
+        let response = http()
+            .post(format!("{base}apps/A"))
+            .header("x-netflix-discovery-replication", "true")
+            .header("Content-Type", "application/json")
+            .body(body.to_string())
+            .send()
+            .await
+            .unwrap();
+        statuses.push(response.status().as_u16());
+    }
+    let admitted = statuses.iter().filter(|&&s| s == 204).count();
+    assert!((20..40).contains(&admitted), "{admitted} of 100 admitted");
+    assert!(
+        statuses.iter().all(|&s| s == 204 || s == 429),
+        "{statuses:?}"
+    );
+    server.shutdown().await;
+}
