@@ -398,9 +398,15 @@ impl Call<'_> {
     /// ones too, as in a batch), then read, checked and stored as a heavy job.
     async fn register(&self, app: String, body: Bytes) -> Response {
         let registry = &self.state.registry;
+        let now = registry.clock.now_ms();
         if let Some(limiter) = &self.state.limiter {
-            if let Err(wait) = limiter.acquire(self.peer.ip(), registry.clock.now_ms()) {
+            if let Err(wait) = limiter.acquire(self.peer.ip(), now) {
                 return rate::too_many(wait, "too many registrations from this address");
+            }
+        }
+        if let Some(limiter) = &self.state.bytes_limiter {
+            if let Err(wait) = limiter.acquire_n(self.peer.ip(), body.len() as u64, now) {
+                return rate::too_many(wait, "too many bytes registered from this address");
             }
         }
         let Ok(format) = media::body(self.headers) else {
@@ -492,7 +498,10 @@ impl Call<'_> {
         if let Err(reason) = validate::metadata(merged.iter(), &registry.config.limits) {
             return text(StatusCode::BAD_REQUEST, reason);
         }
-        found(registry.update_metadata(app, id, &pairs))
+        match registry.update_metadata(app, id, &pairs) {
+            Ok(updated) => found(updated),
+            Err(refused) => text(StatusCode::PAYLOAD_TOO_LARGE, refused),
+        }
     }
 
     /// `POST peerreplication/batch`: taken only from the configured peers, applied as a heavy

@@ -15,6 +15,12 @@ pub(crate) struct Limits {
     pub(crate) lease_max_secs: u32,
     /// How far into the future a `lastDirtyTimestamp` may lie (clock skew between machines).
     pub(crate) max_clock_skew_ms: u64,
+    /// The most bytes one instance may take in a registry document.
+    pub(crate) instance_bytes: usize,
+    /// The most bytes the registry's instances may take together in a registry document.
+    pub(crate) registry_bytes: usize,
+    /// The most instances the registry holds.
+    pub(crate) instances: usize,
 }
 
 impl Limits {
@@ -37,6 +43,9 @@ impl Default for Limits {
             lease_min_secs: 1,
             lease_max_secs: 3600,
             max_clock_skew_ms: 5 * 60 * 1000,
+            instance_bytes: 64 * 1024,
+            registry_bytes: 30 * 1024 * 1024,
+            instances: 100_000,
         }
     }
 }
@@ -66,6 +75,8 @@ pub(crate) struct ServerConfig {
     pub(crate) netflix_expiry: bool,
     pub(crate) limits: Limits,
     pub(crate) registration_rate: Option<RateLimit>,
+    /// Bytes of registrations admitted per client address (the burst and rate in bytes).
+    pub(crate) registration_bytes_rate: Option<RateLimit>,
     pub(crate) metadata_rate: Option<RateLimit>,
     pub(crate) peers: Vec<String>,
     pub(crate) replication_batch_size: usize,
@@ -111,6 +122,10 @@ impl Default for ServerConfig {
             registration_rate: Some(RateLimit {
                 burst: 200,
                 per_second: 100,
+            }),
+            registration_bytes_rate: Some(RateLimit {
+                burst: 8 * 1024 * 1024,
+                per_second: 1024 * 1024,
             }),
             metadata_rate: Some(RateLimit {
                 burst: 10,

@@ -24,6 +24,8 @@ pub(crate) struct Lease {
     eviction_ms: AtomicU64,
     service_up_ms: AtomicU64,
     netflix_expiry: bool,
+    /// The most bytes the instance takes in a registry document ([`Lease::sized`]).
+    pub(crate) wire_bytes: usize,
 }
 
 impl Lease {
@@ -44,7 +46,14 @@ impl Lease {
             eviction_ms: AtomicU64::new(0),
             service_up_ms: AtomicU64::new(0),
             netflix_expiry,
+            wire_bytes: 0,
         }
+    }
+
+    /// The lease, its instance taking at most `wire_bytes` in a registry document.
+    pub(crate) fn sized(mut self, wire_bytes: usize) -> Self {
+        self.wire_bytes = wire_bytes;
+        self
     }
 
     /// The current instance data.

@@ -7,13 +7,14 @@
 //! three-minute delta queue with `apps__hashcode`, status overrides, `lastDirtyTimestamp` rules
 //! and asynchronous peer replication. An HTML dashboard is served at `/`.
 //!
-//! Safe by default: it binds `127.0.0.1`, limits bodies to 1 MiB, bounds metadata and names,
-//! validates application names, clamps lease durations to 1 s ..= 1 h, rate-limits
-//! registrations per client address and metadata updates per instance, answers bad input with
-//! 400/413/415/429 and a plain-text reason, closes connections that send their headers or
-//! bodies too slowly, take their responses too slowly or stay idle too long, makes room for a
-//! new connection at its cap (or when file descriptors run out) by closing the one that has
-//! waited on its client the longest, and shuts down gracefully.
+//! Safe by default: it binds `127.0.0.1`, limits bodies to 1 MiB, bounds metadata and names, an
+//! instance's size, the registry's size and its count of instances (so every client can read it),
+//! validates application names, clamps lease durations to 1 s ..= 1 h, rate-limits registrations
+//! (requests and bytes) per client address and metadata updates per instance, answers bad input
+//! with 400/413/415/429 and a plain-text reason, closes connections that send their headers or
+//! bodies too slowly, take their responses too slowly or stay idle too long, makes room for a new
+//! connection at its cap (or when file descriptors run out) by closing the one that has waited on
+//! its client the longest, and shuts down gracefully.
 //!
 //! # Embedding
 //!
@@ -329,6 +330,41 @@ impl EurekaServerBuilder {
         self
     }
 
+    /// Bytes of registrations admitted per client address: a burst, then a steady rate per
+    /// second (429 with `Retry-After` beyond), each registration counting its body's size, so
+    /// one address cannot churn large instances as fast as small ones. Default 8 MiB then
+    /// 1 MiB/s; `None` disables the limit.
+    pub fn registration_bytes_limit(mut self, limit: Option<(u32, u32)>) -> Self {
+        self.config.registration_bytes_rate =
+            limit.map(|(burst, per_second)| RateLimit { burst, per_second });
+        self
+    }
+
+    /// The most bytes one instance may take in a registry document (as JSON, with the lease the
+    /// registry adds). Default 64 KiB; a registration or metadata update past it gets 413 naming
+    /// the limit.
+    pub fn max_instance_bytes(mut self, bytes: usize) -> Self {
+        self.config.limits.instance_bytes = bytes;
+        self
+    }
+
+    /// The most bytes the registry's instances may take together in a registry document (as
+    /// JSON). Default 30 MiB, so that every client reads the whole registry within
+    /// feign-eureka's default cap of 32 MiB; a registration that would pass it gets 413 naming
+    /// the limit, and the delta queue keeps what it shows within it too. Raise it together with
+    /// the clients' `max_registry_bytes`.
+    pub fn max_registry_bytes(mut self, bytes: usize) -> Self {
+        self.config.limits.registry_bytes = bytes;
+        self
+    }
+
+    /// The most instances the registry holds. Default 100,000; a new registration past it gets
+    /// 413 naming the limit (re-registrations of held instances are taken).
+    pub fn max_instances(mut self, instances: usize) -> Self {
+        self.config.limits.instances = instances;
+        self
+    }
+
     /// Metadata updates (`PUT apps/{app}/{id}/metadata`) admitted per instance: a burst, then a
     /// steady rate per second (429 with `Retry-After` beyond). Each update stores a new copy of
     /// the instance, so the limit is per instance rather than per client address: one client
@@ -496,6 +532,11 @@ impl EurekaServerBuilder {
                 "intervals must be longer than zero",
             ));
         }
+        if c.limits.instance_bytes == 0 || c.limits.registry_bytes == 0 || c.limits.instances == 0 {
+            return Err(ServerError::InvalidSetting(
+                "the instance, registry and instance-count limits must be at least 1",
+            ));
+        }
         if c.min_response_rate == 0 {
             return Err(ServerError::InvalidSetting(
                 "the minimum response rate must be at least 1 byte a second",
@@ -566,6 +607,7 @@ impl EurekaServerBuilder {
         background.extend(tasks::spawn(&registry, &offload));
         let state = Arc::new(AppState {
             limiter: config.registration_rate.map(RateLimiter::new),
+            bytes_limiter: config.registration_bytes_rate.map(RateLimiter::new),
             metadata_limiter: config.metadata_rate.map(RateLimiter::new),
             shutting_down: AtomicBool::new(false),
             started_ms: clock.now_ms(),

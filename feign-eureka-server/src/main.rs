@@ -23,7 +23,7 @@ struct Cli {
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Run a registry (REST API under /eureka/ and /eureka/v2/, dashboard at /).
-    Serve(Serve),
+    Serve(Box<Serve>),
     /// List the applications and instances a registry holds.
     Apps(Apps),
 }
@@ -64,6 +64,16 @@ struct Serve {
     /// The most connections open at once; beyond, the longest-idle one is closed.
     #[arg(long, default_value_t = 8192, value_name = "N")]
     max_connections: usize,
+    /// The most bytes one instance may take in a registry document (413 beyond).
+    #[arg(long, default_value_t = 64 * 1024, value_name = "BYTES")]
+    max_instance_bytes: usize,
+    /// The most bytes the instances may take together in a registry document (413 beyond);
+    /// the default keeps the registry within feign-eureka clients' 32 MiB.
+    #[arg(long, default_value_t = 30 * 1024 * 1024, value_name = "BYTES")]
+    max_registry_bytes: usize,
+    /// The most instances the registry holds (413 beyond).
+    #[arg(long, default_value_t = 100_000, value_name = "N")]
+    max_instances: usize,
     /// The most push-discovery watches (GET /eureka/watch) waiting at once, at most half the
     /// connections; 0 turns the watch off.
     #[arg(long, default_value_t = 1024, value_name = "N")]
@@ -123,7 +133,7 @@ struct Apps {
 async fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
-        Command::Serve(serve) => run_server(serve).await,
+        Command::Serve(serve) => run_server(*serve).await,
         Command::Apps(apps) => list_apps(apps).await,
     };
     match result {
@@ -204,7 +214,10 @@ async fn run_server(args: Serve) -> Result<(), CliError> {
         .body_read_timeout(Duration::from_secs(args.body_read_timeout.max(1)))
         .idle_timeout(Duration::from_secs(args.idle_timeout.max(1)))
         .max_connections(args.max_connections.max(1))
-        .max_watchers(args.max_watchers);
+        .max_watchers(args.max_watchers)
+        .max_instance_bytes(args.max_instance_bytes.max(1))
+        .max_registry_bytes(args.max_registry_bytes.max(1))
+        .max_instances(args.max_instances.max(1));
     if args.dev {
         builder = builder.shutdown_grace(Duration::from_secs(1));
     }

@@ -59,8 +59,10 @@ pub(crate) fn register(
     if info.last_dirty_timestamp.is_none() {
         info.last_dirty_timestamp = Some(now);
     }
-    registry.register(info, is_replication);
-    empty(StatusCode::NO_CONTENT)
+    match registry.register(info, is_replication) {
+        Ok(()) => empty(StatusCode::NO_CONTENT),
+        Err(refused) => text(StatusCode::PAYLOAD_TOO_LARGE, refused),
+    }
 }
 
 /// Spring Cloud's `CloudJacksonJson.updateIfNeeded`: an instance without `instanceId` but with

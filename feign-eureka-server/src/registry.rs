@@ -1,7 +1,7 @@
 //! The registry: leases by application and id, Eureka's register / renew / cancel / status
 //! algorithms, eviction and self-preservation.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
@@ -23,6 +23,9 @@ use feign_eureka::model::{ActionType, InstanceInfo, InstanceStatus};
 #[derive(Debug, Default)]
 struct Tables {
     apps: AppTable,
+    /// How many leases `apps` holds, and what their instances take in a registry document.
+    count: usize,
+    bytes: usize,
     /// Administrative status overrides, by application and then instance id: an override set
     /// through one application never reaches another's instance of the same id.
     overrides: HashMap<String, HashMap<String, InstanceStatus>>,
@@ -68,6 +71,27 @@ pub(crate) struct Expectation {
     pub(crate) renews_threshold: u32,
 }
 
+/// Why a registration was not stored: a bound of the registry's size, each answered 413.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum Refused {
+    /// The instance alone is larger than an instance may be.
+    #[error(
+        "the instance takes {bytes} bytes in a registry document, more than the limit of \
+         {limit} bytes an instance may take (max_instance_bytes)"
+    )]
+    InstanceTooLarge { bytes: usize, limit: usize },
+    /// The registry's instances would take more than they may together.
+    #[error(
+        "the registry's instances would take {bytes} bytes in a registry document with this \
+         one, more than their limit of {limit} bytes (max_registry_bytes), which keeps the \
+         registry readable by every client"
+    )]
+    RegistryFull { bytes: usize, limit: usize },
+    /// The registry holds as many instances as it may.
+    #[error("the registry holds its limit of {limit} instances (max_instances)")]
+    TooManyInstances { limit: usize },
+}
+
 /// What a heartbeat resolved to.
 #[derive(Debug)]
 pub(crate) enum RenewOutcome {
@@ -105,7 +129,7 @@ impl Registry {
         );
         let registry = Self {
             tables: RwLock::new(Tables::default()),
-            delta: DeltaQueue::default(),
+            delta: DeltaQueue::bounded(config.limits.registry_bytes),
             delta_version: AtomicU64::new(0),
             renews: MeasuredRate::default(),
             expectation: Mutex::new(Expectation {
@@ -179,8 +203,18 @@ impl Registry {
         )
     }
 
-    /// Registers (or re-registers) `info`; Eureka's `register` (§5.1).
-    pub(crate) fn register(&self, info: InstanceInfo, is_replication: bool) {
+    /// Registers (or re-registers) `info`; Eureka's `register` (§5.1), within the registry's
+    /// bounds: an instance larger than an instance may be, one that would take the registry past
+    /// its bytes, or a new one past its count is refused and nothing changes.
+    pub(crate) fn register(&self, info: InstanceInfo, is_replication: bool) -> Result<(), Refused> {
+        let limits = &self.config.limits;
+        let mut bytes = render::wire_bytes(&info);
+        if bytes > limits.instance_bytes {
+            return Err(Refused::InstanceTooLarge {
+                bytes,
+                limit: limits.instance_bytes,
+            });
+        }
         let now = self.clock.now_ms();
         let app = record::app(&info).to_owned();
         let id = record::id(&info);
@@ -199,9 +233,25 @@ impl Registry {
                 invalidate.extend(Self::cache_keys(&stored));
                 if record::ldt(&stored) > record::ldt(&registrant) {
                     registrant = InstanceInfo::clone(&stored);
+                    bytes = existing.wire_bytes;
                 }
             }
             new_client = existing.is_none();
+            let held = existing.as_ref().map_or(0, |l| l.wire_bytes);
+            let total = tables.bytes - held + bytes;
+            if total > limits.registry_bytes && bytes > held {
+                return Err(Refused::RegistryFull {
+                    bytes: total,
+                    limit: limits.registry_bytes,
+                });
+            }
+            if new_client && tables.count >= limits.instances {
+                return Err(Refused::TooManyInstances {
+                    limit: limits.instances,
+                });
+            }
+            tables.bytes = total;
+            tables.count += usize::from(new_client);
             let own = record::overridden(&registrant);
             if own != InstanceStatus::Unknown {
                 tables.keep_or_set_override(&app, &id, own);
@@ -226,7 +276,8 @@ impl Registry {
                 duration,
                 now,
                 self.config.netflix_expiry,
-            );
+            )
+            .sized(bytes);
             if let Some(existing) = &existing {
                 lease.inherit_service_up(existing);
             }
@@ -253,6 +304,7 @@ impl Registry {
         if let Some(item) = replicated {
             self.replicator.send(item);
         }
+        Ok(())
     }
 
     fn lease(&self, app: &str, id: &str) -> Option<Arc<Lease>> {
@@ -322,6 +374,8 @@ impl Registry {
             let Some(lease) = removed else {
                 return false;
             };
+            tables.count -= 1;
+            tables.bytes -= lease.wire_bytes;
             let gone = self.delta.cancel(now, &lease);
             Self::cache_keys(&gone)
         };
@@ -448,15 +502,20 @@ impl Registry {
         }
     }
 
-    /// Merges metadata into a stored instance and re-registers it (§2.6).
-    pub(crate) fn update_metadata(&self, app: &str, id: &str, pairs: &[(String, String)]) -> bool {
+    /// Merges metadata into a stored instance and re-registers it (§2.6): `Ok(false)` when
+    /// unknown or expired, refused when the instance would grow past a bound.
+    pub(crate) fn update_metadata(
+        &self,
+        app: &str,
+        id: &str,
+        pairs: &[(String, String)],
+    ) -> Result<bool, Refused> {
         let Some(lease) = self.live_lease(app, id) else {
-            return false;
+            return Ok(false);
         };
         let mut changed = InstanceInfo::clone(&lease.load());
         record::merge_metadata(&mut changed, pairs);
-        self.register(changed, false);
-        true
+        self.register(changed, false).map(|()| true)
     }
 
     /// The instance decorated with its lease, as every read shows it.
@@ -523,7 +582,7 @@ impl Registry {
 
     /// Number of registered instances.
     pub(crate) fn size(&self) -> usize {
-        self.read().apps.values().map(BTreeMap::len).sum()
+        self.read().count
     }
 
     /// One eviction run (§5.2); `extra_ms` compensates a late timer.

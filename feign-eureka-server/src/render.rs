@@ -6,7 +6,9 @@ use std::sync::Arc;
 use crate::cache::Payload;
 use crate::lease::{AppTable, Lease};
 use crate::record;
-use feign_eureka::model::{reconcile_hash, Application, Applications, InstanceInfo, LeaseInfo};
+use feign_eureka::model::{
+    reconcile_hash, ActionType, Application, Applications, InstanceInfo, InstanceStatus, LeaseInfo,
+};
 
 /// The stored instance with `leaseInfo` rebuilt from its lease (`decorateInstanceInfo`).
 pub(crate) fn decorate(lease: &Lease) -> InstanceInfo {
@@ -24,6 +26,32 @@ pub(crate) fn decorate(lease: &Lease) -> InstanceInfo {
     );
     info.is_coordinating_discovery_server = false;
     info
+}
+
+/// The most bytes `info` takes in a registry or delta document (JSON): its own JSON with the
+/// lease the registry writes at its widest, its statuses at their longest, its timestamps at
+/// twenty digits, and its share of an application's wrapper, as if it were alone in one. The
+/// sum over the registry bounds the document a client fetches.
+pub(crate) fn wire_bytes(info: &InstanceInfo) -> usize {
+    const WIDEST: u64 = u64::MAX;
+    let mut widest = info.clone();
+    widest.status = InstanceStatus::OutOfService;
+    widest.overridden_status = InstanceStatus::OutOfService;
+    widest.action_type = Some(ActionType::Modified);
+    widest.last_updated_timestamp = Some(WIDEST);
+    widest.last_dirty_timestamp = Some(WIDEST);
+    widest.is_coordinating_discovery_server = false;
+    widest.lease_info = Some(LeaseInfo {
+        renewal_interval_in_secs: u32::MAX,
+        duration_in_secs: u32::MAX,
+        registration_timestamp: WIDEST,
+        last_renewal_timestamp: WIDEST,
+        eviction_timestamp: WIDEST,
+        service_up_timestamp: WIDEST,
+    });
+    // `{"name":"APP","instance":[...]},` around it.
+    const WRAPPER: usize = r#"{"name":"","instance":[]},"#.len();
+    widest.to_json().len() + info.app.len() + WRAPPER
 }
 
 fn payload(json: String, empty: bool, now_ms: u64) -> Payload {

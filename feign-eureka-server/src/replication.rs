@@ -83,10 +83,14 @@ pub(crate) fn apply(registry: &Registry, item: ReplicationItem) -> ItemResponse 
     };
     match item.action {
         Action::Register => match item.instance_info {
-            Some(info) if record::app(&info) == app => {
-                registry.register(info, true);
-                found(true)
-            }
+            // An instance past the registry's bounds is refused for good (413), as to a client.
+            Some(info) if record::app(&info) == app => match registry.register(info, true) {
+                Ok(()) => found(true),
+                Err(_) => ItemResponse {
+                    status_code: 413,
+                    response_entity: None,
+                },
+            },
             _ => ItemResponse {
                 status_code: 400,
                 response_entity: None,
@@ -265,7 +269,9 @@ impl Worker {
                 (409, Some(theirs)) => {
                     let ours = registry.stored(&app, &item.id).map(|i| record::ldt(&i));
                     if ours.is_some_and(|ours| record::ldt(&theirs) > ours) {
-                        registry.register(theirs, true);
+                        if let Err(refused) = registry.register(theirs, true) {
+                            tracing::debug!(%refused, "a peer's newer copy was not adopted");
+                        }
                     }
                 }
                 _ => {}

@@ -15,6 +15,8 @@ use crate::watch::Watches;
 pub(crate) struct AppState {
     pub(crate) registry: Arc<Registry>,
     pub(crate) limiter: Option<RateLimiter>,
+    /// Registration bytes by client address.
+    pub(crate) bytes_limiter: Option<RateLimiter>,
     /// Metadata updates by application and instance id.
     pub(crate) metadata_limiter: Option<RateLimiter<(String, String)>>,
     pub(crate) shutting_down: AtomicBool,

@@ -111,8 +111,8 @@ mod tests {
     async fn the_eviction_timer_honours_netflix_expiry() {
         let registry = registry(false, true);
         let _tasks = spawn(&registry, &Offload::per_core());
-        registry.register(instance("renewed"), false);
-        registry.register(instance("silent"), false);
+        registry.register(instance("renewed"), false).unwrap();
+        registry.register(instance("silent"), false).unwrap();
         tokio::time::sleep(Duration::from_secs(10)).await;
         registry.renew("A", "renewed", None, None, false);
         // 90 s lease, 60 s timer: the silent one expires at 90 s and goes at the 120 s tick.
@@ -130,7 +130,9 @@ mod tests {
         let registry = registry(true, false);
         let _tasks = spawn(&registry, &Offload::per_core());
         for i in 0..10 {
-            registry.register(instance(&format!("i-{i}")), false);
+            registry
+                .register(instance(&format!("i-{i}")), false)
+                .unwrap();
         }
         // expected 11 -> threshold floor(11 * 2 * 0.85) = 18; 10 instances renewing every 30 s
         // give 20 renewals a minute: eviction stays enabled.

@@ -35,6 +35,9 @@ fn every_command_has_help() {
         "--idle-timeout",
         "--max-connections",
         "--max-watchers",
+        "--max-instance-bytes",
+        "--max-registry-bytes",
+        "--max-instances",
     ] {
         assert!(out.contains(flag), "{flag} missing from:\n{out}");
     }

@@ -23,7 +23,12 @@ async fn dashboard(url: &str, page: Option<usize>) -> (String, Duration) {
 
 #[tokio::test]
 async fn the_dashboard_at_10000_instances_answers_bounded_pages() {
-    let server = dev().registration_rate_limit(None).start().await.unwrap();
+    let server = dev()
+        .registration_rate_limit(None)
+        .registration_bytes_limit(None)
+        .start()
+        .await
+        .unwrap();
     let base = server.url().to_owned();
     let workers: Vec<_> = (0..16)
         .map(|worker| {
