@@ -1,5 +1,6 @@
 //! The dashboard at 10,000 instances: each request answers one bounded page quickly, the
-//! pages together list every instance once, and a change shows at once.
+//! pages together list every instance once, and a change shows at once; and a page of large
+//! instances stays bounded in bytes.
 
 use std::time::{Duration, Instant};
 
@@ -90,5 +91,38 @@ async fn the_dashboard_at_10000_instances_answers_bounded_pages() {
     assert_eq!(register(&base, "SVC-00", &body).await, 204);
     let (changed, _) = dashboard(&page_url, None).await;
     assert!(changed.contains(r#"id="instance-count">10001<"#));
+    server.shutdown().await;
+}
+
+/// Twenty instances of 512 KB each (128 metadata values of 4,000 characters that each escape
+/// to six bytes, a host name of 2,000): a page shows each value cut with a visible `…` and at
+/// most eight metadata entries, and stays within about a megabyte (it was 20 times larger).
+#[tokio::test]
+async fn a_page_of_large_instances_stays_bounded_in_bytes() {
+    let server = dev()
+        .max_instance_bytes(2 << 20)
+        .registration_bytes_limit(None)
+        .start()
+        .await
+        .unwrap();
+    let base = server.url().to_owned();
+    for i in 0..20 {
+        let mut body = instance("BIG", &format!("big-{i:02}"), 8080, "UP", LDT);
+        let metadata: serde_json::Map<String, serde_json::Value> = (0..128)
+            .map(|k| (format!("k{k:03}"), "\"".repeat(4000).into()))
+            .collect();
+        body["instance"]["metadata"] = serde_json::Value::Object(metadata);
+        body["instance"]["hostName"] = "&".repeat(2000).into();
+        assert_eq!(register(&base, "BIG", &body).await, 204);
+    }
+    let (page, _) = dashboard(&server.dashboard_url(), None).await;
+    assert!(page.len() < 1_100_000, "{} bytes", page.len());
+    assert_eq!(
+        page.matches("class=\"instance\"").count(),
+        20,
+        "every instance has its row"
+    );
+    assert!(page.contains("&hellip;"), "cut values are marked");
+    assert!(page.contains("+120 more"), "left-out metadata is counted");
     server.shutdown().await;
 }
