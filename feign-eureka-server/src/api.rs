@@ -362,7 +362,9 @@ impl Call<'_> {
         };
         let after = self.param("after").filter(|after| !after.is_empty());
         let registry = &self.state.registry;
-        let (mut response, version) = match self.state.watches.watch(registry, after, wait).await {
+        let offload = &self.state.offload;
+        let watched = self.state.watches.watch(registry, offload, after, wait);
+        let (mut response, version) = match watched.await {
             Err(reason) => return text(StatusCode::BAD_REQUEST, reason),
             Ok(Outcome::Full) => {
                 return rate::too_many(1, "too many watches waiting; poll instead");

@@ -160,6 +160,13 @@ impl EurekaServer {
         self.state.registry.delta_bytes()
     }
 
+    /// How many times the delta was rendered for push discovery's watches, to watch that
+    /// renderings follow the changes rather than the watches. Not a stable API.
+    #[doc(hidden)]
+    pub fn watch_renders(&self) -> u64 {
+        self.state.watches.renders()
+    }
+
     /// Runs one eviction pass now, as the eviction timer does; returns how many leases were
     /// evicted.
     pub fn evict_now(&self) -> usize {
