@@ -210,7 +210,9 @@ impl Drop for EurekaServer {
 pub struct SelfPreservation {
     /// Whether self-preservation is switched on.
     pub enabled: bool,
-    /// Eureka's `expectedNumberOfClientsSendingRenews`.
+    /// Eureka's `expectedNumberOfClientsSendingRenews`: the configured count, plus each
+    /// instance that has proved its client alive (see
+    /// [`EurekaServerBuilder::expected_client_renewal_interval`]).
     pub expected_clients: u32,
     /// Renewals per minute needed to allow eviction:
     /// `⌊expected × (60 / 30) × threshold⌋`.
@@ -258,6 +260,18 @@ impl EurekaServerBuilder {
     /// How often the expected renewal count is recomputed from the registry. Default 15 min.
     pub fn renewal_threshold_update_interval(mut self, interval: Duration) -> Self {
         self.config.renewal_threshold_update_interval = interval;
+        self
+    }
+
+    /// The interval at which clients are expected to renew (Spring's
+    /// `expected-client-renewal-interval-seconds`): each expected client counts for
+    /// `60 s / interval` renewals a minute toward the self-preservation threshold. An instance
+    /// is expected to renew once it has proved its client alive, renewing at least this long
+    /// after it registered; until then, self-preservation does not keep it once it expires.
+    /// Default 30 s; whole seconds, at least one.
+    pub fn expected_client_renewal_interval(mut self, interval: Duration) -> Self {
+        self.config.expected_client_renewal_interval_secs =
+            u32::try_from(interval.as_secs()).unwrap_or(u32::MAX);
         self
     }
 
@@ -542,6 +556,11 @@ impl EurekaServerBuilder {
         if c.limits.instance_bytes == 0 || c.limits.registry_bytes == 0 || c.limits.instances == 0 {
             return Err(ServerError::InvalidSetting(
                 "the instance, registry and instance-count limits must be at least 1",
+            ));
+        }
+        if c.expected_client_renewal_interval_secs == 0 {
+            return Err(ServerError::InvalidSetting(
+                "the expected client renewal interval must be at least a second",
             ));
         }
         if c.min_response_rate == 0 {

@@ -223,7 +223,6 @@ impl Registry {
         let duration = self.clamp_secs(duration, 90);
         let mut invalidate = Self::cache_keys(&info);
         let replicated = (!is_replication).then(|| ReplicationItem::register(&info));
-        let new_client;
         {
             let mut tables = self.write();
             let existing = tables.apps.get(&app).and_then(|m| m.get(&id)).cloned();
@@ -236,7 +235,7 @@ impl Registry {
                     bytes = existing.wire_bytes;
                 }
             }
-            new_client = existing.is_none();
+            let new_client = existing.is_none();
             let held = existing.as_ref().map_or(0, |l| l.wire_bytes);
             let total = tables.bytes - held + bytes;
             if total > limits.registry_bytes && bytes > held {
@@ -279,7 +278,7 @@ impl Registry {
             )
             .sized(bytes);
             if let Some(existing) = &existing {
-                lease.inherit_service_up(existing);
+                lease.inherit(existing);
             }
             if status == InstanceStatus::Up {
                 lease.service_up(now);
@@ -291,13 +290,6 @@ impl Registry {
                 .or_default()
                 .insert(id, lease.clone());
             self.delta.push(now, lease);
-        }
-        if new_client {
-            self.with_expectation(|e| {
-                if e.expected_clients > 0 {
-                    e.expected_clients += 1;
-                }
-            });
         }
         self.cache.invalidate(&invalidate);
         self.changed();
@@ -339,7 +331,16 @@ impl Registry {
             });
         }
         self.renews.increment();
-        lease.renew(self.clock.now_ms());
+        let now = self.clock.now_ms();
+        lease.renew(now);
+        let interval_ms = u64::from(self.config.expected_client_renewal_interval_secs) * 1000;
+        if lease.establish(now, interval_ms) {
+            self.with_expectation(|e| {
+                if e.expected_clients > 0 {
+                    e.expected_clients += 1;
+                }
+            });
+        }
         if !is_replication {
             self.replicator
                 .send(ReplicationItem::heartbeat(&lease.load(), admin));
@@ -377,9 +378,12 @@ impl Registry {
             tables.count -= 1;
             tables.bytes -= lease.wire_bytes;
             let gone = self.delta.cancel(now, &lease);
-            Self::cache_keys(&gone)
+            (Self::cache_keys(&gone), lease.is_established())
         };
-        self.with_expectation(|e| e.expected_clients = e.expected_clients.saturating_sub(1));
+        let (removed, established) = removed;
+        if established {
+            self.with_expectation(|e| e.expected_clients = e.expected_clients.saturating_sub(1));
+        }
         self.cache.invalidate(&removed);
         self.changed();
         if !is_replication {
@@ -390,11 +394,14 @@ impl Registry {
 
     /// A live lease, or `None` when unknown or (with expiration enabled) expired.
     fn live_lease(&self, app: &str, id: &str) -> Option<Arc<Lease>> {
-        let lease = self.lease(app, id)?;
-        if self.lease_expiration_enabled() && lease.is_expired(self.clock.now_ms(), 0) {
-            return None;
-        }
-        Some(lease)
+        self.lease(app, id).filter(|lease| !self.lapsed(lease))
+    }
+
+    /// Whether `lease` has expired and may go: always when it never proved its client alive
+    /// ([`Lease::is_established`]), else when eviction is enabled (self-preservation).
+    fn lapsed(&self, lease: &Lease) -> bool {
+        lease.is_expired(self.clock.now_ms(), 0)
+            && (!lease.is_established() || self.lease_expiration_enabled())
     }
 
     /// Sets an administrative status override (§2.4). False when unknown or expired.
@@ -531,10 +538,7 @@ impl Registry {
     /// `GET instances/{ID}`.
     pub(crate) fn instance_by_id(&self, id: &str) -> Option<InstanceInfo> {
         let lease = self.read().apps.values().find_map(|m| m.get(id).cloned())?;
-        if self.lease_expiration_enabled() && lease.is_expired(self.clock.now_ms(), 0) {
-            return None;
-        }
-        Some(self.render(&lease))
+        (!self.lapsed(&lease)).then(|| self.render(&lease))
     }
 
     /// A stored lease's current instance without decoration (replication uses it).
@@ -586,35 +590,49 @@ impl Registry {
     }
 
     /// One eviction run (§5.2); `extra_ms` compensates a late timer.
+    ///
+    /// Eureka's rule holds for leases that proved their clients alive (established): while
+    /// self-preservation is engaged none of them goes, else at most the share of the registry
+    /// the renewal threshold leaves (15 % by default), picked at random. An expired lease that
+    /// never proved its client alive goes in every run: a burst of registrations that never
+    /// renew, or renew for less than an expected renewal interval, neither counts toward the
+    /// renewals expected nor holds eviction back.
     pub(crate) fn evict(&self, extra_ms: u64) -> usize {
-        if !self.lease_expiration_enabled() {
-            return 0;
-        }
+        let enabled = self.lease_expiration_enabled();
         let now = self.clock.now_ms();
-        let (mut expired, size) = {
+        let (mut established, unproven, size) = {
             let tables = self.read();
-            let mut expired = Vec::new();
-            let mut size = 0usize;
+            let (mut established, mut unproven) = (Vec::new(), Vec::new());
             for (app, leases) in &tables.apps {
-                size += leases.len();
                 for (id, lease) in leases {
                     if lease.is_expired(now, extra_ms) {
-                        expired.push((app.clone(), id.clone()));
+                        let name = (app.clone(), id.clone());
+                        if lease.is_established() {
+                            established.push(name);
+                        } else {
+                            unproven.push(name);
+                        }
                     }
                 }
             }
-            (expired, size)
+            (established, unproven, tables.count)
         };
-        let keep = (size as f64 * self.config.renewal_percent_threshold) as usize;
-        let limit = size.saturating_sub(keep).min(expired.len());
-        expired.shuffle(&mut rand::rng());
-        expired.truncate(limit);
-        for (app, id) in &expired {
+        if enabled {
+            let keep = (size as f64 * self.config.renewal_percent_threshold) as usize;
+            let limit = size.saturating_sub(keep).min(established.len());
+            established.shuffle(&mut rand::rng());
+            established.truncate(limit);
+        } else {
+            established.clear();
+        }
+        let mut evicted = 0;
+        for (app, id) in unproven.iter().chain(&established) {
             if self.cancel(app, id, true) {
                 tracing::info!(app = %app, id = %id, "evicted expired lease");
+                evicted += 1;
             }
         }
-        expired.len()
+        evicted
     }
 
     /// The peer fan-out.
@@ -627,9 +645,16 @@ impl Registry {
         self.renews.roll();
     }
 
-    /// The 15-minute threshold update: trusts the local count unless it dropped sharply.
+    /// The 15-minute threshold update: trusts the local count of established leases unless it
+    /// dropped sharply.
     pub(crate) fn update_threshold(&self) {
-        let count = u32::try_from(self.size()).unwrap_or(u32::MAX);
+        let established = self.with_apps(|apps| {
+            apps.values()
+                .flat_map(|leases| leases.values())
+                .filter(|lease| lease.is_established())
+                .count()
+        });
+        let count = u32::try_from(established).unwrap_or(u32::MAX);
         if count == 0 {
             return;
         }

@@ -134,20 +134,65 @@ mod tests {
                 .register(instance(&format!("i-{i}")), false)
                 .unwrap();
         }
-        // expected 11 -> threshold floor(11 * 2 * 0.85) = 18; 10 instances renewing every 30 s
-        // give 20 renewals a minute: eviction stays enabled.
-        assert_eq!(registry.expectation().renews_threshold, 18);
+        // Not expected to renew until they have: threshold floor(1 * 2 * 0.85) = 1.
+        assert_eq!(registry.expectation().renews_threshold, 1);
         for _ in 0..4 {
             tokio::time::sleep(Duration::from_secs(30)).await;
             for i in 0..10 {
                 registry.renew("A", &format!("i-{i}"), None, None, false);
             }
         }
+        // Renewed 30 s after registering, each is expected: 11 -> threshold
+        // floor(11 * 2 * 0.85) = 18; 10 instances renewing every 30 s give 20 renewals a
+        // minute: eviction stays enabled.
+        assert_eq!(registry.expectation().renews_threshold, 18);
         assert_eq!(registry.renews_last_min(), 20);
         assert!(registry.lease_expiration_enabled());
         // Everyone goes silent: after a minute without renewals, self-preservation keeps them.
         tokio::time::sleep(Duration::from_secs(300)).await;
         assert_eq!(registry.renews_last_min(), 0);
+        assert!(!registry.lease_expiration_enabled());
+        assert_eq!(registry.size(), 10);
+    }
+
+    fn short(id: &str) -> InstanceInfo {
+        let mut info = instance(id);
+        info.lease_info = Some(LeaseInfo::new(1, 1));
+        info
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn leases_that_never_proved_their_clients_go_while_self_preservation_holds_the_rest() {
+        let registry = registry(true, true);
+        let _tasks = spawn(&registry, &Offload::per_core());
+        for i in 0..10 {
+            registry
+                .register(instance(&format!("i-{i}")), false)
+                .unwrap();
+        }
+        for _ in 0..4 {
+            tokio::time::sleep(Duration::from_secs(30)).await;
+            for i in 0..10 {
+                registry.renew("A", &format!("i-{i}"), None, None, false);
+            }
+        }
+        assert!(registry.lease_expiration_enabled());
+        // A burst of one-second leases, each renewed once a second later, then silence.
+        for i in 0..50 {
+            registry.register(short(&format!("s-{i}")), false).unwrap();
+        }
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        for i in 0..50 {
+            registry.renew("A", &format!("s-{i}"), None, None, false);
+        }
+        assert_eq!(
+            registry.expectation().expected_clients,
+            11,
+            "not expected to renew"
+        );
+        // Then everything goes silent, as in a real outage: self-preservation engages and
+        // keeps the ten established leases, while the burst is evicted.
+        tokio::time::sleep(Duration::from_secs(300)).await;
         assert!(!registry.lease_expiration_enabled());
         assert_eq!(registry.size(), 10);
     }
