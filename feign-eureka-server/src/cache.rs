@@ -7,6 +7,7 @@
 
 use std::collections::HashMap;
 use std::io::Write;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use arc_swap::ArcSwap;
@@ -47,6 +48,12 @@ pub(crate) struct Payload {
     pub(crate) json: Bytes,
     /// True when the payload names nothing (an unknown application answers 404).
     pub(crate) empty: bool,
+    /// False for a document that only a client's choice of name made (a VIP no instance has):
+    /// answered, never kept, so names in requests cannot fill the cache.
+    cacheable: bool,
+    /// Set when the read-only level answers from it: each refresh keeps only the payloads used
+    /// since the one before.
+    used: AtomicBool,
     /// XML, compact JSON, compact XML.
     converted: [OnceLock<Bytes>; 3],
     /// Each of the four forms gzipped.
@@ -60,10 +67,18 @@ impl Payload {
         Self {
             json: Bytes::from(json),
             empty,
+            cacheable: !empty,
+            used: AtomicBool::new(false),
             converted: Default::default(),
             gzipped: Default::default(),
             created_ms: now_ms,
         }
+    }
+
+    /// The payload, answered but never kept by the cache.
+    pub(crate) fn uncached(mut self) -> Self {
+        self.cacheable = false;
+        self
     }
 
     /// The document in `format`, full or compact (`X-Eureka-Accept: compact`), converted from
@@ -138,8 +153,8 @@ pub(crate) fn gzip(data: &[u8]) -> Vec<u8> {
 
 type Map = HashMap<CacheKey, Arc<Payload>>;
 
-/// Most entries either level holds; names in requests are client-chosen, so the cache must not
-/// grow with them.
+/// Most entries either level holds: names in requests are client-chosen; those that name
+/// nothing are never kept, and the read-only level drops what goes unused.
 const MAX_ENTRIES: usize = 1024;
 
 /// The read-write level: its payloads, and a count of invalidations so that a rendering made
@@ -177,13 +192,11 @@ impl ResponseCache {
         now_ms: u64,
         load: impl FnOnce() -> Payload,
     ) -> Arc<Payload> {
-        if self.use_read_only {
-            if let Some(hit) = self.read_only.load().get(key) {
-                return hit.clone();
-            }
+        if let Some(hit) = self.read_only_hit(key) {
+            return hit;
         }
         let payload = self.read_write_get(key, now_ms, load);
-        if self.use_read_only && !payload.empty && self.read_only.load().len() < MAX_ENTRIES {
+        if self.use_read_only && payload.cacheable && self.read_only.load().len() < MAX_ENTRIES {
             self.read_only.rcu(|map| {
                 let mut map = Map::clone(map);
                 map.entry(key.clone()).or_insert_with(|| payload.clone());
@@ -195,12 +208,17 @@ impl ResponseCache {
 
     /// The payload for `key` if either level holds it: what can be answered without rendering.
     pub(crate) fn peek(&self, key: &CacheKey, now_ms: u64) -> Option<Arc<Payload>> {
-        if self.use_read_only {
-            if let Some(hit) = self.read_only.load().get(key) {
-                return Some(hit.clone());
-            }
+        self.read_only_hit(key)
+            .or_else(|| self.read_write_hit(&self.lock(), key, now_ms))
+    }
+
+    fn read_only_hit(&self, key: &CacheKey) -> Option<Arc<Payload>> {
+        if !self.use_read_only {
+            return None;
         }
-        self.read_write_hit(&self.lock(), key, now_ms)
+        let hit = self.read_only.load().get(key)?.clone();
+        hit.used.store(true, Ordering::Relaxed);
+        Some(hit)
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, ReadWrite> {
@@ -234,7 +252,7 @@ impl ResponseCache {
             read_write.generation
         };
         let payload = Arc::new(load());
-        if !payload.empty {
+        if payload.cacheable {
             let mut read_write = self.lock();
             // An invalidation while it was rendered may concern it: it is answered, not kept.
             if read_write.generation == generation {
@@ -257,7 +275,8 @@ impl ResponseCache {
         read_write.generation += 1;
     }
 
-    /// Copies fresh read-write payloads over the read-only ones (the 30 s timer).
+    /// Copies fresh read-write payloads over the read-only ones (the 30 s timer), dropping those
+    /// no request used since the last refresh (the registry and its delta are always kept).
     pub(crate) fn refresh_read_only(&self, now_ms: u64, load: impl Fn(&CacheKey) -> Payload) {
         if !self.use_read_only {
             return;
@@ -265,6 +284,9 @@ impl ResponseCache {
         let current = self.read_only.load_full();
         let mut next = Map::with_capacity(current.len());
         for (key, old) in current.iter() {
+            if !old.used.swap(false, Ordering::Relaxed) && !key.is_compressed() {
+                continue;
+            }
             let fresh = self.read_write_get(key, now_ms, || load(key));
             if !Arc::ptr_eq(old, &fresh) && key.is_compressed() {
                 // Compress here, on the timer, so no JSON request pays for it (Java clients ask
@@ -281,6 +303,11 @@ impl ResponseCache {
             );
         }
         self.read_only.store(Arc::new(next));
+    }
+
+    /// How many documents the read-only level holds.
+    pub(crate) fn read_only_len(&self) -> usize {
+        self.read_only.load().len()
     }
 }
 
@@ -345,13 +372,30 @@ mod tests {
     }
 
     #[test]
+    fn the_read_only_level_keeps_what_was_used_since_the_last_refresh() {
+        let cache = ResponseCache::new(true, 180_000);
+        let vip = |name: &str| CacheKey::Vip(name.to_owned());
+        cache.get(&vip("used"), 0, || payload("u", false));
+        cache.get(&vip("unused"), 0, || payload("n", false));
+        cache.get(&CacheKey::AllApps, 0, || payload("all", false));
+        cache.peek(&vip("used"), 1);
+        cache.refresh_read_only(2, |_| payload("again", false));
+        let kept = cache.read_only.load();
+        assert!(kept.contains_key(&vip("used")));
+        assert!(kept.contains_key(&CacheKey::AllApps));
+        assert!(!kept.contains_key(&vip("unused")));
+    }
+
+    #[test]
     fn unknown_names_do_not_grow_the_cache() {
         let cache = ResponseCache::new(true, 180_000);
         for i in 0..1_500 {
             cache.get(&CacheKey::App(format!("NOPE-{i}")), 0, || payload("", true));
-            cache.get(&CacheKey::Vip(format!("v-{i}")), 0, || payload("{}", false));
+            cache.get(&CacheKey::Vip(format!("v-{i}")), 0, || {
+                payload("{}", false).uncached()
+            });
         }
-        assert!(cache.read_only.load().len() <= MAX_ENTRIES);
-        assert!(cache.read_write.lock().unwrap().map.len() <= MAX_ENTRIES);
+        assert!(cache.read_only.load().is_empty());
+        assert!(cache.read_write.lock().unwrap().map.is_empty());
     }
 }

@@ -160,6 +160,13 @@ impl EurekaServer {
         self.state.registry.delta_bytes()
     }
 
+    /// How many documents the read-only response cache holds, to watch that names in requests
+    /// cannot fill it. Not a stable API.
+    #[doc(hidden)]
+    pub fn cached_documents(&self) -> usize {
+        self.state.registry.read_only_cached()
+    }
+
     /// How many times the delta was rendered for push discovery's watches, to watch that
     /// renderings follow the changes rather than the watches. Not a stable API.
     #[doc(hidden)]

@@ -561,19 +561,18 @@ impl Registry {
         let now = self.clock.now_ms();
         let tables = self.read();
         match key {
-            CacheKey::AllApps => render::applications(&tables.apps, |_| true, 1, now),
+            CacheKey::AllApps => render::applications(&tables.apps, now),
             CacheKey::Delta => {
                 let version = self.delta_version.fetch_add(1, Ordering::Relaxed) + 1;
                 render::delta(&tables.apps, &self.delta.leases(), version, now)
             }
             CacheKey::App(name) => render::application(name, tables.apps.get(name), now),
             CacheKey::Vip(vip) => {
-                render::applications(&tables.apps, |i| record::vips(i).any(|v| v == vip), -1, now)
+                render::vip(&tables.apps, |i| record::vips(i).any(|v| v == vip), now)
             }
-            CacheKey::Svip(vip) => render::applications(
+            CacheKey::Svip(vip) => render::vip(
                 &tables.apps,
                 |i| record::secure_vips(i).any(|v| v == vip),
-                -1,
                 now,
             ),
         }
@@ -707,6 +706,11 @@ impl Registry {
             count,
             render::delta(&tables.apps, &self.delta.leases(), version, now),
         )
+    }
+
+    /// How many documents the read-only cache holds.
+    pub(crate) fn read_only_cached(&self) -> usize {
+        self.cache.read_only_len()
     }
 
     /// Drops delta entries past the retention.

@@ -58,14 +58,28 @@ fn payload(json: String, empty: bool, now_ms: u64) -> Payload {
     Payload::new(json.into_bytes(), empty, now_ms)
 }
 
-/// `{"applications":...}` with every instance for which `keep` holds (full fetch and VIPs).
+/// `{"applications":...}` with every instance: the full fetch.
+pub(crate) fn applications(apps: &AppTable, now_ms: u64) -> Payload {
+    listing(apps, |_| true, 1, now_ms).0
+}
+
+/// `{"applications":...}` with the instances for which `keep` holds: a VIP's. A VIP that no
+/// instance has is answered (empty, as Eureka does) but not kept.
+pub(crate) fn vip(apps: &AppTable, keep: impl Fn(&InstanceInfo) -> bool, now_ms: u64) -> Payload {
+    match listing(apps, keep, -1, now_ms) {
+        (payload, true) => payload,
+        (payload, false) => payload.uncached(),
+    }
+}
+
+/// `{"applications":...}` with every instance for which `keep` holds, and whether any did.
 /// `versions_delta` is what the real server writes: 1 for a full fetch, -1 for a VIP's.
-pub(crate) fn applications(
+fn listing(
     apps: &AppTable,
     keep: impl Fn(&InstanceInfo) -> bool,
     versions_delta: i64,
     now_ms: u64,
-) -> Payload {
+) -> (Payload, bool) {
     let listing: Vec<_> = apps
         .iter()
         .filter_map(|(name, leases)| {
@@ -77,9 +91,10 @@ pub(crate) fn applications(
             (!instances.is_empty()).then(|| Application::new(name, instances))
         })
         .collect();
+    let any = !listing.is_empty();
     let mut doc = Applications::new(listing);
     doc.versions_delta = versions_delta;
-    payload(doc.to_json(), false, now_ms)
+    (payload(doc.to_json(), false, now_ms), any)
 }
 
 /// `{"application":...}`; an absent or empty application is an empty payload (404).
