@@ -294,12 +294,22 @@ async fn list_apps(args: Apps) -> Result<(), CliError> {
     Ok(())
 }
 
-/// `text` with every control character escaped (`\u{1b}`), so what a registry holds cannot move
-/// the cursor, clear the screen or retitle the terminal it is printed to.
+/// `text` with every control character, format character (`\u{202e}` reverses the text after
+/// it, `\u{200b}` hides) and line or paragraph separator escaped (`\u{1b}`), so what a registry
+/// holds cannot move the cursor, clear the screen, retitle the terminal it is printed to or
+/// show `host\u{202e}gnp.exe` as `hostexe.png`.
 fn printable(text: &str) -> String {
+    use unicode_general_category::{get_general_category, GeneralCategory};
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
-        if c.is_control() {
+        let hidden = matches!(
+            get_general_category(c),
+            GeneralCategory::Control
+                | GeneralCategory::Format
+                | GeneralCategory::LineSeparator
+                | GeneralCategory::ParagraphSeparator
+        );
+        if hidden {
             out.extend(c.escape_unicode());
         } else {
             out.push(c);

@@ -268,3 +268,23 @@ async fn serve_with_a_client_ca_requires_a_client_certificate() {
     child.kill().unwrap();
     child.wait().unwrap();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn apps_escapes_format_characters_a_registry_holds() {
+    let server = start().await;
+    let mut body = instance("ORDERS", "10.0.0.5:orders:8080", 8080, "UP", 1);
+    // A right-to-left override shows `host\u{202e}gnp.exe` as `hostexe.png`; a zero-width space
+    // and a line separator hide in plain sight.
+    body["instance"]["hostName"] = "host\u{202e}gnp.exe".into();
+    body["instance"]["metadata"]["zone"] = "zone\u{200b}-a\u{2028}".into();
+    assert_eq!(register(server.url(), "ORDERS", &body).await, 204);
+    let (ok, out, err) = apps_of(server.url()).await;
+    assert!(ok, "{err}");
+    assert!(
+        !out.contains(['\u{202e}', '\u{200b}', '\u{2028}']),
+        "{out:?}"
+    );
+    assert!(out.contains("host\\u{202e}gnp.exe:8080"), "{out}");
+    assert!(out.contains("zone\\u{200b}-a\\u{2028}"), "{out}");
+    server.shutdown().await;
+}
