@@ -127,6 +127,9 @@ struct Apps {
         value_name = "URL"
     )]
     server: String,
+    /// The largest registry read, after decompression: feign-eureka clients' default.
+    #[arg(long, default_value_t = 32 * 1024 * 1024, value_name = "BYTES")]
+    max_registry_bytes: usize,
 }
 
 #[tokio::main]
@@ -186,6 +189,12 @@ enum CliError {
     /// The registry answered something that is not a registry.
     #[error("unreadable registry")]
     Unreadable(#[source] serde_json::Error),
+    /// The registry's answer is larger than the cap.
+    #[error("the registry answered more than {limit} bytes (--max-registry-bytes)")]
+    TooLarge {
+        /// The cap.
+        limit: usize,
+    },
 }
 
 async fn run_server(args: Serve) -> Result<(), CliError> {
@@ -285,13 +294,27 @@ async fn list_apps(args: Apps) -> Result<(), CliError> {
     if !status.is_success() {
         return Err(CliError::Status { url, status });
     }
-    let body = response
-        .bytes()
-        .await
-        .map_err(reqwest::Error::without_url)?;
+    let body = read_within(response, args.max_registry_bytes).await?;
     let apps = Applications::from_json(&body).map_err(CliError::Unreadable)?;
     print!("{}", table(&apps));
     Ok(())
+}
+
+/// The body of `response`, decompressed, refused as soon as it passes `limit` bytes: an
+/// endless answer or a gzip bomb costs at most the cap.
+async fn read_within(mut response: reqwest::Response, limit: usize) -> Result<Vec<u8>, CliError> {
+    let mut body = Vec::new();
+    while let Some(chunk) = response
+        .chunk()
+        .await
+        .map_err(reqwest::Error::without_url)?
+    {
+        if body.len() + chunk.len() > limit {
+            return Err(CliError::TooLarge { limit });
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(body)
 }
 
 /// `text` with every control character, format character (`\u{202e}` reverses the text after

@@ -43,6 +43,7 @@ fn every_command_has_help() {
     }
     let (ok, out, _) = run(&["apps", "--help"]);
     assert!(ok && out.contains("--server"), "{out}");
+    assert!(out.contains("--max-registry-bytes"), "{out}");
     let (ok, out, _) = run(&["--help"]);
     assert!(ok && out.contains("serve") && out.contains("apps"), "{out}");
 }
@@ -287,4 +288,47 @@ async fn apps_escapes_format_characters_a_registry_holds() {
     assert!(out.contains("host\\u{202e}gnp.exe:8080"), "{out}");
     assert!(out.contains("zone\\u{200b}-a\\u{2028}"), "{out}");
     server.shutdown().await;
+}
+
+/// A registry whose answer never ends (64 MiB, then the connection closes) or that sends a
+/// gzip bomb (100 KB that inflate to 100 MiB): `apps` gives up at its cap, 32 MiB, naming it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn apps_reads_a_registry_within_its_cap() {
+    use std::io::Write;
+    let endless = feign_test_support::RawServer::start_with(
+        |_| {
+            let head: &[u8] =
+                b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n";
+            let mut reply = head.to_vec();
+            reply.resize(head.len() + (64 << 20), b' ');
+            reply
+        },
+        Duration::ZERO,
+    )
+    .await;
+    let mut gzip = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+    gzip.write_all(&vec![b' '; 100 << 20]).unwrap();
+    let bomb = gzip.finish().unwrap();
+    let bomb = feign_test_support::RawServer::start_with(
+        move |_| {
+            let mut reply = format!(
+                "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Encoding: gzip\r\n\
+                 Content-Length: {}\r\n\r\n",
+                bomb.len()
+            )
+            .into_bytes();
+            reply.extend_from_slice(&bomb);
+            reply
+        },
+        Duration::ZERO,
+    )
+    .await;
+    for server in [endless, bomb] {
+        let (ok, _, err) = apps_of(&format!("{}/eureka/", server.url())).await;
+        assert!(!ok);
+        assert!(
+            err.contains("more than 33554432 bytes (--max-registry-bytes)"),
+            "{err}"
+        );
+    }
 }
