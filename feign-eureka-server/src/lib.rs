@@ -663,7 +663,7 @@ impl EurekaServerBuilder {
             .route("/", get(dashboard::page))
             .route("/eureka/{*rest}", any(api::handle))
             .layer(axum::middleware::from_fn_with_state(
-                Arc::new(auth::Gate { basic: auth, clock }),
+                Arc::new(auth::Gate::new(auth, clock)),
                 auth::require,
             ))
             .with_state(state.clone());

@@ -1,5 +1,6 @@
 //! Counters with a time dimension: renewals per minute, registration buckets (requests and
-//! bytes) per client address and metadata-update buckets per instance.
+//! bytes) and failed-authentication buckets per client address, and metadata-update buckets
+//! per instance.
 
 use std::collections::HashMap;
 use std::hash::Hash;
@@ -71,6 +72,22 @@ impl<K: Hash + Eq> RateLimiter<K> {
         self.acquire_n(key, 1, now_ms)
     }
 
+    /// Whether `key` has a token left, without taking it (a key never seen has its burst): on
+    /// refusal, the whole seconds until one is available.
+    pub(crate) fn check(&self, key: &K, now_ms: u64) -> Result<(), u64> {
+        let rate = f64::from(self.limit.per_second.max(1));
+        let buckets = self.buckets.lock().unwrap_or_else(|e| e.into_inner());
+        let Some((tokens, at)) = buckets.by_key.get(key) else {
+            return Ok(());
+        };
+        let tokens = tokens + now_ms.saturating_sub(*at) as f64 / 1000.0 * rate;
+        if tokens >= 1.0 {
+            Ok(())
+        } else {
+            Err(((1.0 - tokens) / rate).ceil().max(1.0) as u64)
+        }
+    }
+
     /// Takes `n` tokens for `key` (at most a burst's worth); on refusal, the whole seconds until
     /// they are available.
     pub(crate) fn acquire_n(&self, key: K, n: u64, now_ms: u64) -> Result<(), u64> {
@@ -126,6 +143,20 @@ mod tests {
         assert!(limiter.acquire(ip, 0).is_ok());
         assert_eq!(limiter.acquire(ip, 0), Err(1));
         assert!(limiter.acquire(ip, 1_000).is_ok());
+    }
+
+    #[test]
+    fn a_check_takes_nothing() {
+        let limiter: RateLimiter = RateLimiter::new(RateLimit {
+            burst: 1,
+            per_second: 1,
+        });
+        let ip: IpAddr = [127, 0, 0, 1].into();
+        assert!(limiter.check(&ip, 0).is_ok());
+        assert!(limiter.check(&ip, 0).is_ok());
+        assert!(limiter.acquire(ip, 0).is_ok());
+        assert_eq!(limiter.check(&ip, 0), Err(1));
+        assert!(limiter.check(&ip, 1_000).is_ok());
     }
 
     #[test]

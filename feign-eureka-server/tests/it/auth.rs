@@ -238,3 +238,42 @@ async fn the_replication_header_from_a_stranger_skips_no_limit() {
     );
     server.shutdown().await;
 }
+
+/// `GET apps/` from `from` with `password` (none: no credentials); the status.
+async fn get_from(base: &str, from: Ipv4Addr, password: Option<&str>) -> u16 {
+    let client = reqwest::Client::builder()
+        .local_address(IpAddr::V4(from))
+        .no_proxy()
+        .build()
+        .unwrap();
+    let mut request = client.get(format!("{base}apps/"));
+    if let Some(password) = password {
+        request = request.basic_auth(USER, Some(password));
+    }
+    request.send().await.unwrap().status().as_u16()
+}
+
+/// 50 wrong passwords from one address: ten get 401, the rest 429, and so does the right one
+/// from that address until it may try again (a second later); the right password from another
+/// address works all along, and asking without credentials counts for nothing.
+#[tokio::test]
+async fn wrong_credentials_are_throttled_per_address() {
+    let server = dev().credentials(USER, PASSWORD).start().await.unwrap();
+    let base = server.url();
+    let (guesser, other) = (Ipv4Addr::LOCALHOST, Ipv4Addr::new(127, 0, 0, 2));
+    for _ in 0..20 {
+        assert_eq!(get_from(base, guesser, None).await, 401, "no credentials");
+    }
+    let mut statuses = Vec::new();
+    for n in 0..50 {
+        statuses.push(get_from(base, guesser, Some(&format!("guess-{n}"))).await);
+    }
+    assert!(statuses[..10].iter().all(|&s| s == 401), "{statuses:?}");
+    assert!(statuses[10..].iter().all(|&s| s == 429), "{statuses:?}");
+    assert_eq!(get_from(base, guesser, Some(PASSWORD)).await, 429);
+    assert_eq!(get_from(base, other, Some(PASSWORD)).await, 200);
+    assert_eq!(get_from(base, other, Some("guess")).await, 401);
+    tokio::time::sleep(Duration::from_millis(1_100)).await;
+    assert_eq!(get_from(base, guesser, Some(PASSWORD)).await, 200);
+    server.shutdown().await;
+}
