@@ -85,6 +85,7 @@ pub(crate) async fn serve(
     let (closing, closing_rx) = watch::channel(false);
     let mut tasks = JoinSet::new();
     let mut next_id = 0u64;
+    let mut warnings = Throttled::default();
     loop {
         let accepted = tokio::select! {
             _ = &mut stop => break,
@@ -94,7 +95,7 @@ pub(crate) async fn serve(
         let (stream, peer) = match accepted {
             Ok(accepted) => accepted,
             Err(error) => {
-                out_of_descriptors(&open, &error).await;
+                accept_failed(&open, &error, &mut warnings).await;
                 continue;
             }
         };
@@ -127,17 +128,42 @@ pub(crate) async fn serve(
     while tasks.join_next().await.is_some() {}
 }
 
-/// An accept error: when descriptors ran out, an idle connection makes room; otherwise (or
-/// when none is idle) a short pause keeps the loop from spinning.
-async fn out_of_descriptors(open: &Open, error: &io::Error) {
+/// An accept error: when descriptors ran out, a connection waiting on its client makes room;
+/// otherwise (or when none is waiting) a short pause keeps the loop from spinning, and the
+/// failure is logged at most once a minute.
+async fn accept_failed(open: &Open, error: &io::Error, warnings: &mut Throttled) {
     // EMFILE and ENFILE: this process's or the system's descriptors are used up.
     let exhausted = matches!(error.raw_os_error(), Some(23 | 24));
     if exhausted && open.evict_longest_waiting() {
         // Let the evicted connection's task close its socket before accepting again.
         tokio::time::sleep(Duration::from_millis(1)).await;
     } else {
-        tracing::warn!(%error, "accepting a connection failed");
+        if let Some(more) = warnings.due() {
+            tracing::warn!(%error, more, "accepting a connection failed (more: failures since the last warning)");
+        }
         tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// A warning given at most once per [`Throttled::EVERY`], counting the ones held back.
+#[derive(Debug, Default)]
+struct Throttled {
+    last: Option<Instant>,
+    held_back: u64,
+}
+
+impl Throttled {
+    const EVERY: Duration = Duration::from_secs(60);
+
+    /// `Some(count held back since the last)` when the warning is due now.
+    fn due(&mut self) -> Option<u64> {
+        let now = Instant::now();
+        if self.last.is_some_and(|last| now < last + Self::EVERY) {
+            self.held_back += 1;
+            return None;
+        }
+        self.last = Some(now);
+        Some(std::mem::take(&mut self.held_back))
     }
 }
 
@@ -240,4 +266,21 @@ async fn connection(parts: ConnectionParts, open: Arc<Open>, id: u64) {
         }
     }
     open.lock().remove(&id);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test(start_paused = true)]
+    async fn a_warning_is_given_once_a_minute_with_the_count_held_back() {
+        let mut warnings = Throttled::default();
+        assert_eq!(warnings.due(), Some(0));
+        for _ in 0..1199 {
+            assert_eq!(warnings.due(), None);
+            tokio::time::advance(Duration::from_millis(50)).await;
+        }
+        tokio::time::advance(Duration::from_millis(50)).await;
+        assert_eq!(warnings.due(), Some(1199));
+    }
 }
