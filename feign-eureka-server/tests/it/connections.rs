@@ -306,11 +306,7 @@ async fn at_the_cap_a_connection_stalled_mid_body_makes_room() {
 /// `count` registrations of about 60 KB each (15 metadata values of 4,000 bytes).
 async fn register_large(base: &str, count: usize) {
     for i in 0..count {
-        let mut body = crate::support::instance("BIG", &format!("big-{i}"), 8080, "UP", 1);
-        let metadata: serde_json::Map<String, serde_json::Value> = (0..15)
-            .map(|k| (format!("k{k}"), serde_json::Value::from("x".repeat(4000))))
-            .collect();
-        body["instance"]["metadata"] = serde_json::Value::Object(metadata);
+        let body = crate::support::large_instance("BIG", &format!("big-{i}"), 15, "x");
         assert_eq!(crate::support::register(base, "BIG", &body).await, 204);
     }
 }
@@ -320,8 +316,7 @@ async fn register_large(base: &str, count: usize) {
 /// client that reads it at once gets all of it under the same setting.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_response_taken_too_slowly_is_cut_off() {
-    let server = dev()
-        .registration_rate_limit(None)
+    let server = crate::support::unlimited()
         .min_response_rate(1024 * 1024, Duration::from_secs(1))
         .start()
         .await

@@ -4,7 +4,7 @@
 
 use std::time::{Duration, Instant};
 
-use crate::support::{dev, http, instance, register};
+use crate::support::{http, instance, large_instance, register, unlimited};
 
 const LDT: u64 = 1_732_881_099_990;
 const INSTANCES: usize = 10_000;
@@ -24,12 +24,7 @@ async fn dashboard(url: &str, page: Option<usize>) -> (String, Duration) {
 
 #[tokio::test]
 async fn the_dashboard_at_10000_instances_answers_bounded_pages() {
-    let server = dev()
-        .registration_rate_limit(None)
-        .registration_bytes_limit(None)
-        .start()
-        .await
-        .unwrap();
+    let server = unlimited().start().await.unwrap();
     let base = server.url().to_owned();
     let workers: Vec<_> = (0..16)
         .map(|worker| {
@@ -99,19 +94,14 @@ async fn the_dashboard_at_10000_instances_answers_bounded_pages() {
 /// most eight metadata entries, and stays within about a megabyte (it was 20 times larger).
 #[tokio::test]
 async fn a_page_of_large_instances_stays_bounded_in_bytes() {
-    let server = dev()
+    let server = unlimited()
         .max_instance_bytes(2 << 20)
-        .registration_bytes_limit(None)
         .start()
         .await
         .unwrap();
     let base = server.url().to_owned();
     for i in 0..20 {
-        let mut body = instance("BIG", &format!("big-{i:02}"), 8080, "UP", LDT);
-        let metadata: serde_json::Map<String, serde_json::Value> = (0..128)
-            .map(|k| (format!("k{k:03}"), "\"".repeat(4000).into()))
-            .collect();
-        body["instance"]["metadata"] = serde_json::Value::Object(metadata);
+        let mut body = large_instance("BIG", &format!("big-{i:02}"), 128, "\"");
         body["instance"]["hostName"] = "&".repeat(2000).into();
         assert_eq!(register(&base, "BIG", &body).await, 204);
     }

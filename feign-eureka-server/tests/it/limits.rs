@@ -8,18 +8,15 @@ use std::time::Duration;
 use feign_eureka::EurekaClient;
 use serde_json::Value;
 
-use crate::support::{call, dev, http, instance, post_raw, register, start};
+use crate::support::{
+    call, dev, http, instance, large_instance, post_raw, register, start, unlimited,
+};
 
 const LDT: u64 = 1_732_881_099_990;
 
-/// A registration of `id` with `entries` metadata values of 4,000 bytes.
+/// A registration of `id` (application `BIG`) with `entries` metadata values of 4,000 bytes.
 fn large(id: &str, entries: usize) -> Value {
-    let mut body = instance("BIG", id, 8080, "UP", LDT);
-    let metadata: serde_json::Map<String, Value> = (0..entries)
-        .map(|i| (format!("k{i}"), Value::from("x".repeat(4000))))
-        .collect();
-    body["instance"]["metadata"] = Value::Object(metadata);
-    body
+    large_instance("BIG", id, entries, "x")
 }
 
 #[tokio::test]
@@ -51,12 +48,7 @@ async fn an_instance_larger_than_an_instance_may_be_gets_413_naming_the_limit() 
 /// client reads all of it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_full_registry_refuses_more_and_every_client_reads_it() {
-    let server = dev()
-        .registration_rate_limit(None)
-        .registration_bytes_limit(None)
-        .start()
-        .await
-        .unwrap();
+    let server = unlimited().start().await.unwrap();
     let base = server.url().to_owned();
     let mut stored = 0;
     let mut refusal = None;
@@ -164,9 +156,7 @@ async fn registrations_are_limited_in_bytes_per_address() {
 /// the delta shows the latest ones within the limit.
 #[tokio::test]
 async fn the_delta_stays_within_the_registry_limit_under_churn() {
-    let server = dev()
-        .registration_rate_limit(None)
-        .registration_bytes_limit(None)
+    let server = unlimited()
         .max_registry_bytes(1 << 20)
         .start()
         .await

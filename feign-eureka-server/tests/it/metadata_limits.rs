@@ -6,18 +6,11 @@ use std::time::Instant;
 
 use serde_json::Value;
 
-use crate::support::{dev, get_json, http, instance, instances, register};
-
-const LDT: u64 = 1_732_881_099_990;
+use crate::support::{dev, get_json, http, instances, large_instance, register};
 
 /// A registration of `id` with 100 metadata entries of 4,000 bytes: about 400 KB.
 fn large(id: &str) -> Value {
-    let mut body = instance("BIG", id, 8080, "UP", LDT);
-    let metadata: serde_json::Map<String, Value> = (0..100)
-        .map(|i| (format!("k{i}"), Value::from("x".repeat(4000))))
-        .collect();
-    body["instance"]["metadata"] = Value::Object(metadata);
-    body
+    large_instance("BIG", id, 100, "x")
 }
 
 async fn put_metadata(base: &str, id: &str, round: usize) -> reqwest::Response {

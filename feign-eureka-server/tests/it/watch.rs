@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 use feign_eureka::{EurekaClient, EurekaClientBuilder};
 use feign_eureka_server::{EurekaServer, EurekaServerBuilder};
 
-use crate::support::{call, dev, http, instance, register};
+use crate::support::{call, dev, http, instance, large_instance, register, unlimited};
 
 const LDT: u64 = 1_700_000_000_000;
 /// The bound the tests assert; the freshness benchmark measures the real figure.
@@ -269,19 +269,10 @@ async fn without_the_watch_the_registry_answers_as_eureka_and_the_client_polls()
 /// rendering of the whole delta).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn renderings_follow_the_changes_not_the_watches() {
-    let server = dev()
-        .metadata_rate_limit(None)
-        .registration_bytes_limit(None)
-        .start()
-        .await
-        .unwrap();
+    let server = unlimited().metadata_rate_limit(None).start().await.unwrap();
     let base = server.url().to_owned();
     for i in 0..20 {
-        let mut body = instance("BIG", &format!("big-{i}"), 8080, "UP", LDT);
-        let metadata: serde_json::Map<String, serde_json::Value> = (0..15)
-            .map(|k| (format!("k{k}"), "x".repeat(4000).into()))
-            .collect();
-        body["instance"]["metadata"] = serde_json::Value::Object(metadata);
+        let body = large_instance("BIG", &format!("big-{i}"), 15, "x");
         assert_eq!(register(&base, "BIG", &body).await, 204);
     }
     let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
