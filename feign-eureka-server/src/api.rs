@@ -292,13 +292,12 @@ impl Call<'_> {
         let compressible = key.is_compressed();
         let form = self.form(format, compressible);
         let registry = &self.state.registry;
-        let ready = registry
-            .cached_payload(&key)
-            .map(|payload| (!payload.empty).then(|| payload.ready(form)));
-        let body = match ready {
-            Some(Some(Some(body))) => Some(body),
-            Some(None) => None,
-            Some(Some(None)) | None => {
+        // What the cache holds: an empty document (404) or the form asked for, answered at once.
+        let cached = registry.cached_payload(&key);
+        let body = match cached.as_deref().map(|p| (p.empty, p.ready(form))) {
+            Some((true, _)) => None,
+            Some((false, Some(body))) => Some(body),
+            Some((false, None)) | None => {
                 let registry = registry.clone();
                 let rendered = self.state.offload.run(move || {
                     let payload = registry.payload(&key);

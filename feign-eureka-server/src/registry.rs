@@ -392,7 +392,7 @@ impl Registry {
         true
     }
 
-    /// A live lease, or `None` when unknown or (with expiration enabled) expired.
+    /// A live lease, or `None` when unknown or lapsed ([`Registry::lapsed`]).
     fn live_lease(&self, app: &str, id: &str) -> Option<Arc<Lease>> {
         self.lease(app, id).filter(|lease| !self.lapsed(lease))
     }

@@ -5,6 +5,12 @@
 //! delta queue recorded. A caller holding another server's version (or none) is answered at
 //! once with the whole delta queue, as a delta fetch would be; hash reconciliation on the
 //! client covers anything older than the queue, as it does for deltas.
+//!
+//! The delta is rendered once for every watch it can answer: a watch takes the last rendering
+//! whenever it holds the change the watch waits for, and only a watch that needs a newer one
+//! renders, as a heavy job, one at a time, while the others wait for it without holding a
+//! worker. However fast changes come and however many watch, renderings follow the changes,
+//! not the watches, and the changes made while one runs share the next.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
