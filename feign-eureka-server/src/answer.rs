@@ -1,5 +1,6 @@
 //! The answers several parts of the server give: plain-text reasons, Spring Boot's JSON error
-//! body, a document of a media type, and 503 while shutting down.
+//! body, a document of a media type, Eureka's answer to a body it cannot read, and 503 while
+//! shutting down.
 
 use std::fmt;
 
@@ -8,6 +9,7 @@ use axum::response::Response;
 use http::{header, HeaderValue, StatusCode};
 
 use crate::media::Format;
+use feign_eureka::model::json_to_xml;
 
 /// Spring Boot's error time stamp: RFC 3339 with milliseconds and `+00:00`.
 fn error_timestamp(now_ms: u64) -> String {
@@ -49,6 +51,13 @@ pub(crate) fn text(status: StatusCode, reason: impl fmt::Display) -> Response {
     response
 }
 
+/// `status` without a body.
+pub(crate) fn empty(status: StatusCode) -> Response {
+    let mut response = Response::new(Body::empty());
+    *response.status_mut() = status;
+    response
+}
+
 /// A JSON document.
 pub(crate) fn json(body: Bytes) -> Response {
     document(Format::Json, body)
@@ -61,6 +70,28 @@ pub(crate) fn document(format: Format, body: Bytes) -> Response {
         header::CONTENT_TYPE,
         HeaderValue::from_static(format.media_type()),
     );
+    response
+}
+
+/// Eureka's answer to a body that does not parse: 400 with `{"error":…}` for JSON,
+/// `<error><message>…</message></error>` for XML; the reason follows Eureka's words.
+pub(crate) fn unparseable(format: Format, error: &dyn fmt::Display) -> Response {
+    let message = format!("cannot parse request body: {error}");
+    let json = serde_json::json!({ "error": message }).to_string();
+    let body = match format {
+        Format::Json => json,
+        Format::Xml => json_to_xml(
+            serde_json::json!({ "error": { "message": message } })
+                .to_string()
+                .as_bytes(),
+        )
+        .unwrap_or_default()
+        .lines()
+        .map(str::trim_start)
+        .collect(),
+    };
+    let mut response = document(format, Bytes::from(body));
+    *response.status_mut() = StatusCode::BAD_REQUEST;
     response
 }
 

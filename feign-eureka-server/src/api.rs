@@ -1,8 +1,6 @@
 //! The Eureka REST API under `/eureka/` and `/eureka/v2/`: one dispatcher that splits the path
 //! itself, so `apps` and `apps/`, percent-encoding and every bad input are handled in one place.
 
-use std::borrow::Cow;
-use std::fmt;
 use std::net::SocketAddr;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -13,19 +11,20 @@ use axum::response::Response;
 use http::{header, HeaderMap, HeaderValue, Method, StatusCode};
 use percent_encoding::percent_decode_str;
 
-use crate::answer::{document, error_body, json, json_error, shutting_down, text};
-use crate::batch::{
-    Action, BatchResponse, ItemResponse, ReplicationItem, ReplicationList, REPLICATION_HEADER,
+use crate::answer::{
+    document, empty, error_body, json, json_error, shutting_down, text, unparseable,
 };
-use crate::cache::{CacheKey, Payload};
+use crate::batch::REPLICATION_HEADER;
+use crate::cache::{CacheKey, Form, Payload};
 use crate::media::{self, Format};
 use crate::rate;
+use crate::registration;
 use crate::registry::RenewOutcome;
 use crate::replication;
 use crate::state::AppState;
 use crate::validate::{self, Invalid};
 use crate::watch::{self, Outcome};
-use feign_eureka::model::{json_to_xml, xml_to_json, InstanceInfo, InstanceStatus};
+use feign_eureka::model::{json_to_xml, InstanceInfo, InstanceStatus};
 
 /// Entry point for every request under `/eureka/`.
 pub(crate) async fn handle(
@@ -55,10 +54,13 @@ pub(crate) async fn handle(
         headers: &parts.headers,
         query: &query,
         peer,
+        // Only a peer replicates: from anyone else the header means nothing (it would skip the
+        // override rules and the replication onward, as it does in Eureka).
         is_replication: parts
             .headers
             .get(REPLICATION_HEADER)
-            .is_some_and(|v| v.as_bytes() == b"true"),
+            .is_some_and(|v| v.as_bytes() == b"true")
+            && state.peer_ips.contains(&peer.ip()),
     };
     let body = if matches!(parts.method, Method::POST | Method::PUT) {
         match read_body(&state, &parts.headers, body).await {
@@ -69,46 +71,7 @@ pub(crate) async fn handle(
         Bytes::new()
     };
     let segs: Vec<&str> = segments.iter().map(String::as_str).collect();
-    let watch_offered = state.watches.offered();
-    // Every resource produces only XML and JSON: a client accepting neither gets 406 before
-    // anything runs, once the method and a request body's type have been found acceptable.
-    let unacceptable = (routed(&parts.method, &segs)
-        || (watch_offered && parts.method == Method::GET && segs == ["watch"]))
-        && media::document(&parts.headers).is_none()
-        && !(parts.method == Method::POST && media::body(&parts.headers).is_err());
-    let response = match (&parts.method, segs.as_slice()) {
-        _ if unacceptable => empty(StatusCode::NOT_ACCEPTABLE),
-        (&Method::GET, ["apps"]) => call.cached(CacheKey::AllApps),
-        (&Method::GET, ["apps", "delta"]) => call.cached(CacheKey::Delta),
-        (&Method::GET, ["apps", app]) => call.with_app(app, |app| call.cached(CacheKey::App(app))),
-        (&Method::POST, ["apps", app]) => call.with_app(app, |app| call.register(&app, &body)),
-        (&Method::GET, ["apps", app, id]) => call.with_app(app, |app| {
-            call.instance(|| state.registry.instance(&app, id))
-        }),
-        (&Method::PUT, ["apps", app, id]) => call.with_app(app, |app| call.renew(&app, id)),
-        (&Method::DELETE, ["apps", app, id]) => call.with_app(app, |app| {
-            found(state.registry.cancel(&app, id, call.is_replication))
-        }),
-        (&Method::PUT, ["apps", app, id, "status"]) => {
-            call.with_app(app, |app| call.set_status(&app, id))
-        }
-        (&Method::DELETE, ["apps", app, id, "status"]) => {
-            call.with_app(app, |app| call.delete_status(&app, id))
-        }
-        (&Method::PUT, ["apps", app, id, "metadata"]) => {
-            call.with_app(app, |app| call.metadata(&app, id))
-        }
-        (&Method::GET, ["instances", id]) => call.instance(|| state.registry.instance_by_id(id)),
-        (&Method::GET, ["vips", vip]) => call.cached(CacheKey::Vip((*vip).to_owned())),
-        (&Method::GET, ["svips", vip]) => call.cached(CacheKey::Svip((*vip).to_owned())),
-        (&Method::POST, ["peerreplication", "batch"]) => call.batch(&body),
-        (&Method::GET, ["watch"]) if watch_offered => call.watch().await,
-        (_, ["watch"]) if watch_offered => empty(StatusCode::METHOD_NOT_ALLOWED),
-        (_, ["apps" | "instances" | "vips" | "svips" | "peerreplication", ..]) if known(&segs) => {
-            empty(StatusCode::METHOD_NOT_ALLOWED)
-        }
-        _ => empty(StatusCode::NOT_FOUND),
-    };
+    let response = call.dispatch(&parts.method, &segs, body).await;
     with_error_body(
         response,
         parts.uri.path(),
@@ -227,7 +190,7 @@ async fn read_body(state: &AppState, headers: &HeaderMap, body: Body) -> Result<
 }
 
 struct Call<'a> {
-    state: &'a AppState,
+    state: &'a Arc<AppState>,
     headers: &'a HeaderMap,
     query: &'a [(String, String)],
     peer: SocketAddr,
@@ -235,6 +198,61 @@ struct Call<'a> {
 }
 
 impl Call<'_> {
+    /// Answers `method` on the resource at `segs`.
+    async fn dispatch(&self, method: &Method, segs: &[&str], body: Bytes) -> Response {
+        let state = self.state;
+        let watch_offered = state.watches.offered();
+        // Every resource produces only XML and JSON: a client accepting neither gets 406 before
+        // anything runs, once the method and a request body's type have been found acceptable.
+        let unacceptable = (routed(method, segs)
+            || (watch_offered && method == Method::GET && segs == ["watch"]))
+            && media::document(self.headers).is_none()
+            && !(method == Method::POST && media::body(self.headers).is_err());
+        if unacceptable {
+            return empty(StatusCode::NOT_ACCEPTABLE);
+        }
+        let registry = &state.registry;
+        match (method, segs) {
+            (&Method::GET, ["apps"]) => self.cached(CacheKey::AllApps).await,
+            (&Method::GET, ["apps", "delta"]) => self.cached(CacheKey::Delta).await,
+            (_, ["apps", app, rest @ ..]) if routed(method, segs) => {
+                let app = app.to_ascii_uppercase();
+                match validate::app_name(&app, &registry.config.limits) {
+                    Ok(()) => self.on_app(method, app, rest, body).await,
+                    Err(reason) => text(StatusCode::BAD_REQUEST, reason),
+                }
+            }
+            (&Method::GET, ["instances", id]) => self.instance(|| registry.instance_by_id(id)),
+            (&Method::GET, ["vips", vip]) => self.cached(CacheKey::Vip((*vip).to_owned())).await,
+            (&Method::GET, ["svips", vip]) => self.cached(CacheKey::Svip((*vip).to_owned())).await,
+            (&Method::POST, ["peerreplication", "batch"]) => self.batch(body).await,
+            (&Method::GET, ["watch"]) if watch_offered => self.watch().await,
+            (_, ["watch"]) if watch_offered => empty(StatusCode::METHOD_NOT_ALLOWED),
+            (_, ["apps" | "instances" | "vips" | "svips" | "peerreplication", ..])
+                if known(segs) =>
+            {
+                empty(StatusCode::METHOD_NOT_ALLOWED)
+            }
+            _ => empty(StatusCode::NOT_FOUND),
+        }
+    }
+
+    /// Answers `method` on `apps/{app}/{rest}`, `app` checked and upper-cased.
+    async fn on_app(&self, method: &Method, app: String, rest: &[&str], body: Bytes) -> Response {
+        let registry = &self.state.registry;
+        match (method, rest) {
+            (&Method::GET, []) => self.cached(CacheKey::App(app)).await,
+            (&Method::POST, []) => self.register(app, body).await,
+            (&Method::GET, [id]) => self.instance(|| registry.instance(&app, id)),
+            (&Method::PUT, [id]) => self.renew(&app, id),
+            (&Method::DELETE, [id]) => found(registry.cancel(&app, id, self.is_replication)),
+            (&Method::PUT, [id, "status"]) => self.set_status(&app, id),
+            (&Method::DELETE, [id, "status"]) => self.delete_status(&app, id),
+            (&Method::PUT, [id, "metadata"]) => self.metadata(&app, id),
+            _ => empty(StatusCode::METHOD_NOT_ALLOWED),
+        }
+    }
+
     fn param(&self, name: &str) -> Option<&str> {
         self.query
             .iter()
@@ -247,14 +265,6 @@ impl Call<'_> {
             .get_all(header::ACCEPT_ENCODING)
             .iter()
             .any(|v| v.to_str().is_ok_and(|v| v.contains("gzip")))
-    }
-
-    fn with_app(&self, app: &str, f: impl FnOnce(String) -> Response) -> Response {
-        let app = app.to_ascii_uppercase();
-        match validate::app_name(&app, &self.state.registry.config.limits) {
-            Ok(()) => f(app),
-            Err(reason) => text(StatusCode::BAD_REQUEST, reason),
-        }
     }
 
     fn ldt(&self) -> Result<Option<u64>, Invalid> {
@@ -273,16 +283,36 @@ impl Call<'_> {
         }
     }
 
-    fn cached(&self, key: CacheKey) -> Response {
+    /// A cached document: answered from the cache when the form asked for is made already,
+    /// else rendered, converted or compressed as a heavy job.
+    async fn cached(&self, key: CacheKey) -> Response {
         let Some(format) = media::cached_document(self.headers) else {
             return empty(StatusCode::NOT_ACCEPTABLE);
         };
         let compressible = key.is_compressed();
-        let payload = self.state.registry.payload(&key);
-        if payload.empty {
+        let form = self.form(format, compressible);
+        let registry = &self.state.registry;
+        // What the cache holds: an empty document (404) or the form asked for, answered at once.
+        let cached = registry.cached_payload(&key);
+        let body = match cached.as_deref().map(|p| (p.empty, p.ready(form))) {
+            Some((true, _)) => None,
+            Some((false, Some(body))) => Some(body),
+            Some((false, None)) | None => {
+                let registry = registry.clone();
+                let rendered = self.state.offload.run(move || {
+                    let payload = registry.payload(&key);
+                    (!payload.empty).then(|| payload.form(form))
+                });
+                match rendered.await {
+                    Some(body) => body,
+                    None => return shutting_down(),
+                }
+            }
+        };
+        let Some(body) = body else {
             return empty(StatusCode::NOT_FOUND);
-        }
-        let mut response = self.payload(format, &payload, compressible);
+        };
+        let mut response = document_in(form, body);
         if compressible && self.state.watches.offered() {
             // The registry and its delta tell a client it may watch instead of polling.
             response
@@ -292,17 +322,31 @@ impl Call<'_> {
         response
     }
 
-    fn payload(&self, format: Format, payload: &Payload, compressible: bool) -> Response {
-        // `X-Eureka-Accept: compact` (any case); anything else is the full form, as in Eureka.
+    /// The form a document is answered in: `format`, compact on `X-Eureka-Accept: compact`
+    /// (any case; anything else is the full form, as in Eureka), gzipped when `compressible`
+    /// and the client accepts it.
+    fn form(&self, format: Format, compressible: bool) -> Form {
         let compact = self
             .headers
             .get("x-eureka-accept")
             .is_some_and(|v| v.as_bytes().eq_ignore_ascii_case(b"compact"));
-        if compressible && self.wants_gzip() {
-            document_gzip(format, payload.gzip(format, compact))
-        } else {
-            document(format, payload.body(format, compact))
+        Form {
+            format,
+            compact,
+            gzip: compressible && self.wants_gzip(),
         }
+    }
+
+    /// `payload` in `form`, made as a heavy job unless it is made already.
+    async fn payload(&self, payload: Arc<Payload>, form: Form) -> Response {
+        let body = match payload.ready(form) {
+            Some(body) => body,
+            None => match self.state.offload.run(move || payload.form(form)).await {
+                Some(body) => body,
+                None => return shutting_down(),
+            },
+        };
+        document_in(form, body)
     }
 
     /// `GET watch?after=<version>&timeout=<ms>`: the delta once the registry holds a change
@@ -317,16 +361,19 @@ impl Call<'_> {
         };
         let after = self.param("after").filter(|after| !after.is_empty());
         let registry = &self.state.registry;
-        let (mut response, version) = match self.state.watches.watch(registry, after, wait).await {
+        let offload = &self.state.offload;
+        let watched = self.state.watches.watch(registry, offload, after, wait);
+        let (mut response, version) = match watched.await {
             Err(reason) => return text(StatusCode::BAD_REQUEST, reason),
             Ok(Outcome::Full) => {
                 return rate::too_many(1, "too many watches waiting; poll instead");
             }
             Ok(Outcome::Closed) => return shutting_down(),
             Ok(Outcome::Unchanged(version)) => (empty(StatusCode::NO_CONTENT), version),
-            Ok(Outcome::Changed(payload, version)) => {
-                (self.payload(format, &payload, true), version)
-            }
+            Ok(Outcome::Changed(payload, version)) => (
+                self.payload(payload, self.form(format, true)).await,
+                version,
+            ),
         };
         if let Ok(value) = HeaderValue::from_str(&version) {
             response.headers_mut().insert(watch::VERSION_HEADER, value);
@@ -348,67 +395,31 @@ impl Call<'_> {
         document(format, Bytes::from(body))
     }
 
-    /// The request body as JSON: as sent, or converted from XML. `Err` is the answer, boxed (a
-    /// response is large): 415 for a body that is neither, 400 in Eureka's form for one that
-    /// does not parse.
-    fn json_body<'b>(&self, body: &'b [u8]) -> Result<(Format, Cow<'b, [u8]>), Box<Response>> {
-        let format = media::body(self.headers)
-            .map_err(|_| Box::new(empty(StatusCode::UNSUPPORTED_MEDIA_TYPE)))?;
-        match format {
-            Format::Json => Ok((format, Cow::Borrowed(body))),
-            Format::Xml => xml_to_json(body)
-                .map(|json| (format, Cow::Owned(json)))
-                .map_err(|error| Box::new(unparseable(format, &error))),
-        }
-    }
-
-    fn register(&self, app: &str, body: &[u8]) -> Response {
+    /// `POST apps/{app}`: a registration, limited per client address (a peer's replicated
+    /// ones too, as in a batch), then read, checked and stored as a heavy job.
+    async fn register(&self, app: String, body: Bytes) -> Response {
         let registry = &self.state.registry;
-        if !self.is_replication {
-            if let Some(limiter) = &self.state.limiter {
-                if let Err(wait) = limiter.acquire(self.peer.ip(), registry.clock.now_ms()) {
-                    let mut response = text(
-                        StatusCode::TOO_MANY_REQUESTS,
-                        "too many registrations from this address".to_owned(),
-                    );
-                    response
-                        .headers_mut()
-                        .insert(header::RETRY_AFTER, HeaderValue::from(wait));
-                    return response;
-                }
+        let now = registry.clock.now_ms();
+        if let Some(limiter) = &self.state.limiter {
+            if let Err(wait) = limiter.acquire(self.peer.ip(), now) {
+                return rate::too_many(wait, "too many registrations from this address");
             }
         }
-        let (format, body) = match self.json_body(body) {
-            Ok(read) => read,
-            Err(response) => return *response,
+        if let Some(limiter) = &self.state.bytes_limiter {
+            if let Err(wait) = limiter.acquire_n(self.peer.ip(), body.len() as u64, now) {
+                return rate::too_many(wait, "too many bytes registered from this address");
+            }
+        }
+        let Ok(format) = media::body(self.headers) else {
+            return empty(StatusCode::UNSUPPORTED_MEDIA_TYPE);
         };
-        let body = body.as_ref();
-        let mut info = match InstanceInfo::from_json(body) {
-            Ok(info) => info,
-            Err(error) => return unparseable(format, &error),
-        };
-        if let Err(reason) = validate::data_center(&info, format == Format::Json) {
-            return unparseable(format, &reason);
-        }
-        adopt_metadata_instance_id(&mut info);
-        let limits = &registry.config.limits;
-        let now = registry.clock.now_ms();
-        let checked = validate::wire_values(body)
-            .and_then(|()| validate::registration(&info, app, limits))
-            .and_then(|()| match info.last_dirty_timestamp {
-                Some(ldt) => validate::last_dirty(ldt, now, limits),
-                None => Ok(()),
-            });
-        match checked {
-            Err(Invalid::Unreadable(reason)) => return unparseable(format, &reason),
-            Err(reason) => return text(StatusCode::BAD_REQUEST, reason),
-            Ok(()) => {}
-        }
-        if info.last_dirty_timestamp.is_none() {
-            info.last_dirty_timestamp = Some(now);
-        }
-        registry.register(info, self.is_replication);
-        empty(StatusCode::NO_CONTENT)
+        let registry = registry.clone();
+        let is_replication = self.is_replication;
+        let registered = self
+            .state
+            .offload
+            .run(move || registration::register(&registry, &app, format, &body, is_replication));
+        registered.await.unwrap_or_else(shutting_down)
     }
 
     fn renew(&self, app: &str, id: &str) -> Response {
@@ -488,10 +499,15 @@ impl Call<'_> {
         if let Err(reason) = validate::metadata(merged.iter(), &registry.config.limits) {
             return text(StatusCode::BAD_REQUEST, reason);
         }
-        found(registry.update_metadata(app, id, &pairs))
+        match registry.update_metadata(app, id, &pairs) {
+            Ok(updated) => found(updated),
+            Err(refused) => text(StatusCode::PAYLOAD_TOO_LARGE, refused),
+        }
     }
 
-    fn batch(&self, body: &[u8]) -> Response {
+    /// `POST peerreplication/batch`: taken only from the configured peers, applied as a heavy
+    /// job.
+    async fn batch(&self, body: Bytes) -> Response {
         if !self.state.peer_ips.contains(&self.peer.ip()) {
             return text(
                 StatusCode::FORBIDDEN,
@@ -501,76 +517,21 @@ impl Call<'_> {
         let Some(answer) = media::document(self.headers) else {
             return empty(StatusCode::NOT_ACCEPTABLE);
         };
-        let list: ReplicationList = match media::body(self.headers) {
-            Err(_) => return empty(StatusCode::UNSUPPORTED_MEDIA_TYPE),
+        match media::body(self.headers) {
+            Err(_) => empty(StatusCode::UNSUPPORTED_MEDIA_TYPE),
             // Eureka's XML reader has no form for a batch: it refuses every one.
-            Ok(Format::Xml) => return unparseable(Format::Xml, &"replication batches are JSON"),
-            Ok(Format::Json) => match serde_json::from_slice(body) {
-                Ok(list) => list,
-                Err(error) => return unparseable(Format::Json, &error),
-            },
-        };
-        let limits = &self.state.registry.config.limits;
-        let response_list = list
-            .replication_list
-            .into_iter()
-            .map(|item| {
-                let valid = validate::app_name(&item.app_name, limits)
-                    .and_then(|()| validate::instance_id(&item.id, limits))
-                    .and_then(|()| match &item.instance_info {
-                        Some(info) => validate::registration(
-                            info,
-                            &item.app_name.to_ascii_uppercase(),
-                            limits,
-                        ),
-                        None => Ok(()),
-                    });
-                match valid {
-                    Ok(()) if !self.admits_replicated(&item) => ItemResponse {
-                        status_code: 503,
-                        response_entity: None,
-                    },
-                    Ok(()) => replication::apply(&self.state.registry, item),
-                    Err(_) => ItemResponse {
-                        status_code: 400,
-                        response_entity: None,
-                    },
-                }
-            })
-            .collect();
-        let response = BatchResponse { response_list };
-        document(answer, Bytes::from(response.to_format(answer)))
-    }
-}
-
-impl Call<'_> {
-    /// A replicated registration takes a token of the registration limit, as the peer's own
-    /// clients' registrations would; refused ones are answered 503, which peers take as
-    /// congestion, and come back through the instances' heartbeats.
-    fn admits_replicated(&self, item: &ReplicationItem) -> bool {
-        if item.action != Action::Register {
-            return true;
+            Ok(Format::Xml) => unparseable(Format::Xml, &"replication batches are JSON"),
+            Ok(Format::Json) => {
+                let (state, peer) = (self.state.clone(), self.peer.ip());
+                let applied = self.state.offload.run(move || {
+                    match replication::apply_batch(&state, peer, &body) {
+                        Ok(response) => document(answer, Bytes::from(response.to_format(answer))),
+                        Err(error) => unparseable(Format::Json, &error),
+                    }
+                });
+                applied.await.unwrap_or_else(shutting_down)
+            }
         }
-        let Some(limiter) = &self.state.limiter else {
-            return true;
-        };
-        let now = self.state.registry.clock.now_ms();
-        limiter.acquire(self.peer.ip(), now).is_ok()
-    }
-}
-
-/// Spring Cloud's `CloudJacksonJson.updateIfNeeded`: an instance without `instanceId` but with
-/// `metadata.instanceId` gets `hostName:metadata.instanceId`.
-fn adopt_metadata_instance_id(info: &mut InstanceInfo) {
-    if info.instance_id.as_deref().is_some_and(|id| !id.is_empty()) {
-        return;
-    }
-    if let Some(meta) = info.metadata.get("instanceId").filter(|m| !m.is_empty()) {
-        info.instance_id = Some(if meta.starts_with(&info.host_name) {
-            meta.clone()
-        } else {
-            format!("{}:{meta}", info.host_name)
-        });
     }
 }
 
@@ -582,39 +543,14 @@ fn found(ok: bool) -> Response {
     })
 }
 
-fn empty(status: StatusCode) -> Response {
-    let mut response = Response::new(Body::empty());
-    *response.status_mut() = status;
-    response
-}
-
-/// Eureka's answer to a body that does not parse: 400 with `{"error":…}` for JSON,
-/// `<error><message>…</message></error>` for XML; the reason follows Eureka's words.
-fn unparseable(format: Format, error: &dyn fmt::Display) -> Response {
-    let message = format!("cannot parse request body: {error}");
-    let json = serde_json::json!({ "error": message }).to_string();
-    let body = match format {
-        Format::Json => json,
-        Format::Xml => json_to_xml(
-            serde_json::json!({ "error": { "message": message } })
-                .to_string()
-                .as_bytes(),
-        )
-        .unwrap_or_default()
-        .lines()
-        .map(str::trim_start)
-        .collect(),
-    };
-    let mut response = document(format, Bytes::from(body));
-    *response.status_mut() = StatusCode::BAD_REQUEST;
-    response
-}
-
-fn document_gzip(format: Format, body: Bytes) -> Response {
-    let mut response = document(format, body);
-    let headers = response.headers_mut();
-    headers.insert(header::CONTENT_ENCODING, HeaderValue::from_static("gzip"));
-    headers.insert(header::VARY, HeaderValue::from_static("Accept-Encoding"));
+/// A document in `form`: its media type, and its encoding when gzipped.
+fn document_in(form: Form, body: Bytes) -> Response {
+    let mut response = document(form.format, body);
+    if form.gzip {
+        let headers = response.headers_mut();
+        headers.insert(header::CONTENT_ENCODING, HeaderValue::from_static("gzip"));
+        headers.insert(header::VARY, HeaderValue::from_static("Accept-Encoding"));
+    }
     response
 }
 

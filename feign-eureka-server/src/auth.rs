@@ -1,11 +1,18 @@
 //! HTTP basic authentication for the whole registry (the Eureka API and the dashboard), as a
 //! Spring Cloud Netflix server behind Spring Security's basic auth answers: 401 with
 //! `WWW-Authenticate: Basic realm="Realm"` to a request without the credentials.
+//!
+//! Wrong credentials are throttled per client address: after [`FAILURES`] wrong ones, an
+//! address may try again once a second, and until then every request from it gets 429 with
+//! `Retry-After`, the right credentials too (else the answer would still tell a guess right
+//! from wrong). Other addresses are not affected, so the right credentials from elsewhere keep
+//! working while one address guesses.
 
 use std::fmt;
+use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 
-use axum::extract::{Request, State};
+use axum::extract::{ConnectInfo, Request, State};
 use axum::middleware::Next;
 use axum::response::Response;
 use feign_core::Credentials;
@@ -13,6 +20,15 @@ use http::{header, HeaderMap, HeaderValue, StatusCode};
 use subtle::ConstantTimeEq;
 
 use feign_core::clock::Clock;
+
+use crate::config::RateLimit;
+use crate::rate::{too_many, RateLimiter};
+
+/// Wrong credentials an address may send at once, and then one a second.
+pub(crate) const FAILURES: RateLimit = RateLimit {
+    burst: 10,
+    per_second: 1,
+};
 
 /// The one `Authorization` value the registry accepts.
 pub(crate) struct BasicAuth {
@@ -43,11 +59,23 @@ impl BasicAuth {
     }
 }
 
-/// What [`require`] checks requests with: the credentials, when the registry has them, and the
-/// clock its error bodies are stamped by.
+/// What [`require`] checks requests with: the credentials, when the registry has them, the
+/// wrong ones each address sent, and the clock its answers are stamped by.
 pub(crate) struct Gate {
-    pub(crate) basic: Option<BasicAuth>,
-    pub(crate) clock: Clock,
+    basic: Option<BasicAuth>,
+    failures: RateLimiter<IpAddr>,
+    clock: Clock,
+}
+
+impl Gate {
+    /// A gate admitting requests with `basic` (all requests without).
+    pub(crate) fn new(basic: Option<BasicAuth>, clock: Clock) -> Self {
+        Self {
+            basic,
+            failures: RateLimiter::new(FAILURES),
+            clock,
+        }
+    }
 }
 
 /// Lets a request through only with the registry's credentials, when it has them.
@@ -56,19 +84,32 @@ pub(crate) async fn require(
     request: Request,
     next: Next,
 ) -> Response {
-    match &gate.basic {
-        Some(auth) if !auth.admits(request.headers()) => {
-            let mut response = crate::answer::error_body(
-                StatusCode::UNAUTHORIZED,
-                request.uri().path(),
-                gate.clock.now_ms(),
-            );
-            response.headers_mut().insert(
-                header::WWW_AUTHENTICATE,
-                HeaderValue::from_static("Basic realm=\"Realm\""),
-            );
-            response
+    let Some(auth) = &gate.basic else {
+        return next.run(request).await;
+    };
+    let now = gate.clock.now_ms();
+    let address = request
+        .extensions()
+        .get::<ConnectInfo<SocketAddr>>()
+        .map(|ConnectInfo(peer)| peer.ip());
+    if let Some(address) = address {
+        if let Err(wait) = gate.failures.check(&address, now) {
+            return too_many(wait, "too many wrong credentials from this address");
         }
-        _ => next.run(request).await,
     }
+    if auth.admits(request.headers()) {
+        return next.run(request).await;
+    }
+    // A request without credentials guesses nothing: only wrong ones count.
+    if let Some(address) = address.filter(|_| request.headers().contains_key(header::AUTHORIZATION))
+    {
+        let _ = gate.failures.acquire(address, now);
+    }
+    let mut response =
+        crate::answer::error_body(StatusCode::UNAUTHORIZED, request.uri().path(), now);
+    response.headers_mut().insert(
+        header::WWW_AUTHENTICATE,
+        HeaderValue::from_static("Basic realm=\"Realm\""),
+    );
+    response
 }

@@ -1,9 +1,13 @@
 //! Eureka's two-level response cache: a read-write map invalidated on every change and a
 //! read-only map, served lock-free, that a timer refreshes from it. Each entry keeps the
 //! document as JSON and XML, each plain and gzipped.
+//!
+//! Nothing is rendered under the read-write map's lock, so a change (which invalidates) never
+//! waits for a rendering: a rendering is kept only if no invalidation came while it ran.
 
 use std::collections::HashMap;
 use std::io::Write;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use arc_swap::ArcSwap;
@@ -44,6 +48,12 @@ pub(crate) struct Payload {
     pub(crate) json: Bytes,
     /// True when the payload names nothing (an unknown application answers 404).
     pub(crate) empty: bool,
+    /// False for a document that only a client's choice of name made (a VIP no instance has):
+    /// answered, never kept, so names in requests cannot fill the cache.
+    cacheable: bool,
+    /// Set when the read-only level answers from it: each refresh keeps only the payloads used
+    /// since the one before.
+    used: AtomicBool,
     /// XML, compact JSON, compact XML.
     converted: [OnceLock<Bytes>; 3],
     /// Each of the four forms gzipped.
@@ -57,10 +67,18 @@ impl Payload {
         Self {
             json: Bytes::from(json),
             empty,
+            cacheable: !empty,
+            used: AtomicBool::new(false),
             converted: Default::default(),
             gzipped: Default::default(),
             created_ms: now_ms,
         }
+    }
+
+    /// The payload, answered but never kept by the cache.
+    pub(crate) fn uncached(mut self) -> Self {
+        self.cacheable = false;
+        self
     }
 
     /// The document in `format`, full or compact (`X-Eureka-Accept: compact`), converted from
@@ -86,11 +104,43 @@ impl Payload {
 
     /// [`Payload::body`] gzip-compressed, once.
     pub(crate) fn gzip(&self, format: Format, compact: bool) -> Bytes {
-        let i = usize::from(format == Format::Xml) * 2 + usize::from(compact);
-        self.gzipped[i]
+        self.gzipped[Self::gzip_slot(format, compact)]
             .get_or_init(|| Bytes::from(gzip(&self.body(format, compact))))
             .clone()
     }
+
+    fn gzip_slot(format: Format, compact: bool) -> usize {
+        usize::from(format == Format::Xml) * 2 + usize::from(compact)
+    }
+
+    /// The form a request asks for ([`Payload::body`] or [`Payload::gzip`]), made now if need be.
+    pub(crate) fn form(&self, form: Form) -> Bytes {
+        if form.gzip {
+            self.gzip(form.format, form.compact)
+        } else {
+            self.body(form.format, form.compact)
+        }
+    }
+
+    /// The form a request asks for if it is made already: what can be answered without work.
+    pub(crate) fn ready(&self, form: Form) -> Option<Bytes> {
+        let made = match (form.gzip, form.format, form.compact) {
+            (true, format, compact) => self.gzipped[Self::gzip_slot(format, compact)].get(),
+            (false, Format::Json, false) => return Some(self.json.clone()),
+            (false, Format::Xml, false) => self.converted[0].get(),
+            (false, Format::Json, true) => self.converted[1].get(),
+            (false, Format::Xml, true) => self.converted[2].get(),
+        };
+        made.cloned()
+    }
+}
+
+/// One of a payload's forms: JSON or XML, full or compact, plain or gzipped.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Form {
+    pub(crate) format: Format,
+    pub(crate) compact: bool,
+    pub(crate) gzip: bool,
 }
 
 /// Compresses `data` with gzip.
@@ -103,14 +153,22 @@ pub(crate) fn gzip(data: &[u8]) -> Vec<u8> {
 
 type Map = HashMap<CacheKey, Arc<Payload>>;
 
-/// Most entries either level holds; names in requests are client-chosen, so the cache must not
-/// grow with them.
+/// Most entries either level holds: names in requests are client-chosen; those that name
+/// nothing are never kept, and the read-only level drops what goes unused.
 const MAX_ENTRIES: usize = 1024;
+
+/// The read-write level: its payloads, and a count of invalidations so that a rendering made
+/// while one came is not kept.
+#[derive(Debug, Default)]
+struct ReadWrite {
+    map: Map,
+    generation: u64,
+}
 
 /// Two-level cache of rendered payloads.
 #[derive(Debug)]
 pub(crate) struct ResponseCache {
-    read_write: Mutex<Map>,
+    read_write: Mutex<ReadWrite>,
     read_only: ArcSwap<Map>,
     use_read_only: bool,
     expiry_ms: u64,
@@ -120,7 +178,7 @@ impl ResponseCache {
     /// An empty cache; `use_read_only` enables the second level.
     pub(crate) fn new(use_read_only: bool, expiry_ms: u64) -> Self {
         Self {
-            read_write: Mutex::new(Map::new()),
+            read_write: Mutex::new(ReadWrite::default()),
             read_only: ArcSwap::from_pointee(Map::new()),
             use_read_only,
             expiry_ms,
@@ -134,13 +192,11 @@ impl ResponseCache {
         now_ms: u64,
         load: impl FnOnce() -> Payload,
     ) -> Arc<Payload> {
-        if self.use_read_only {
-            if let Some(hit) = self.read_only.load().get(key) {
-                return hit.clone();
-            }
+        if let Some(hit) = self.read_only_hit(key) {
+            return hit;
         }
         let payload = self.read_write_get(key, now_ms, load);
-        if self.use_read_only && !payload.empty && self.read_only.load().len() < MAX_ENTRIES {
+        if self.use_read_only && payload.cacheable && self.read_only.load().len() < MAX_ENTRIES {
             self.read_only.rcu(|map| {
                 let mut map = Map::clone(map);
                 map.entry(key.clone()).or_insert_with(|| payload.clone());
@@ -150,24 +206,61 @@ impl ResponseCache {
         payload
     }
 
+    /// The payload for `key` if either level holds it: what can be answered without rendering.
+    pub(crate) fn peek(&self, key: &CacheKey, now_ms: u64) -> Option<Arc<Payload>> {
+        self.read_only_hit(key)
+            .or_else(|| self.read_write_hit(&self.lock(), key, now_ms))
+    }
+
+    fn read_only_hit(&self, key: &CacheKey) -> Option<Arc<Payload>> {
+        if !self.use_read_only {
+            return None;
+        }
+        let hit = self.read_only.load().get(key)?.clone();
+        hit.used.store(true, Ordering::Relaxed);
+        Some(hit)
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, ReadWrite> {
+        self.read_write.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn read_write_hit(
+        &self,
+        read_write: &ReadWrite,
+        key: &CacheKey,
+        now_ms: u64,
+    ) -> Option<Arc<Payload>> {
+        read_write
+            .map
+            .get(key)
+            .filter(|hit| now_ms.saturating_sub(hit.created_ms) < self.expiry_ms)
+            .cloned()
+    }
+
     fn read_write_get(
         &self,
         key: &CacheKey,
         now_ms: u64,
         load: impl FnOnce() -> Payload,
     ) -> Arc<Payload> {
-        let mut map = self.read_write.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(hit) = map.get(key) {
-            if now_ms.saturating_sub(hit.created_ms) < self.expiry_ms {
-                return hit.clone();
+        let generation = {
+            let read_write = self.lock();
+            if let Some(hit) = self.read_write_hit(&read_write, key, now_ms) {
+                return hit;
             }
-        }
+            read_write.generation
+        };
         let payload = Arc::new(load());
-        if !payload.empty {
-            if map.len() >= MAX_ENTRIES {
-                map.clear();
+        if payload.cacheable {
+            let mut read_write = self.lock();
+            // An invalidation while it was rendered may concern it: it is answered, not kept.
+            if read_write.generation == generation {
+                if read_write.map.len() >= MAX_ENTRIES {
+                    read_write.map.clear();
+                }
+                read_write.map.insert(key.clone(), payload.clone());
             }
-            map.insert(key.clone(), payload.clone());
         }
         payload
     }
@@ -175,13 +268,15 @@ impl ResponseCache {
     /// Drops the read-write entries for `keys`; the read-only level keeps serving the old
     /// payloads until its next refresh.
     pub(crate) fn invalidate(&self, keys: &[CacheKey]) {
-        let mut map = self.read_write.lock().unwrap_or_else(|e| e.into_inner());
+        let mut read_write = self.lock();
         for key in keys {
-            map.remove(key);
+            read_write.map.remove(key);
         }
+        read_write.generation += 1;
     }
 
-    /// Copies fresh read-write payloads over the read-only ones (the 30 s timer).
+    /// Copies fresh read-write payloads over the read-only ones (the 30 s timer), dropping those
+    /// no request used since the last refresh (the registry and its delta are always kept).
     pub(crate) fn refresh_read_only(&self, now_ms: u64, load: impl Fn(&CacheKey) -> Payload) {
         if !self.use_read_only {
             return;
@@ -189,6 +284,9 @@ impl ResponseCache {
         let current = self.read_only.load_full();
         let mut next = Map::with_capacity(current.len());
         for (key, old) in current.iter() {
+            if !old.used.swap(false, Ordering::Relaxed) && !key.is_compressed() {
+                continue;
+            }
             let fresh = self.read_write_get(key, now_ms, || load(key));
             if !Arc::ptr_eq(old, &fresh) && key.is_compressed() {
                 // Compress here, on the timer, so no JSON request pays for it (Java clients ask
@@ -205,6 +303,11 @@ impl ResponseCache {
             );
         }
         self.read_only.store(Arc::new(next));
+    }
+
+    /// How many documents the read-only level holds.
+    pub(crate) fn read_only_len(&self) -> usize {
+        self.read_only.load().len()
     }
 }
 
@@ -256,13 +359,43 @@ mod tests {
     }
 
     #[test]
+    fn a_rendering_overtaken_by_an_invalidation_is_answered_not_kept() {
+        let cache = ResponseCache::new(false, 180_000);
+        let rendered = cache.get(&CacheKey::AllApps, 0, || {
+            cache.invalidate(&[CacheKey::AllApps]);
+            payload("v1", false)
+        });
+        assert_eq!(rendered.json, "v1");
+        assert!(cache.peek(&CacheKey::AllApps, 1).is_none());
+        cache.get(&CacheKey::AllApps, 2, || payload("v2", false));
+        assert_eq!(cache.peek(&CacheKey::AllApps, 3).unwrap().json, "v2");
+    }
+
+    #[test]
+    fn the_read_only_level_keeps_what_was_used_since_the_last_refresh() {
+        let cache = ResponseCache::new(true, 180_000);
+        let vip = |name: &str| CacheKey::Vip(name.to_owned());
+        cache.get(&vip("used"), 0, || payload("u", false));
+        cache.get(&vip("unused"), 0, || payload("n", false));
+        cache.get(&CacheKey::AllApps, 0, || payload("all", false));
+        cache.peek(&vip("used"), 1);
+        cache.refresh_read_only(2, |_| payload("again", false));
+        let kept = cache.read_only.load();
+        assert!(kept.contains_key(&vip("used")));
+        assert!(kept.contains_key(&CacheKey::AllApps));
+        assert!(!kept.contains_key(&vip("unused")));
+    }
+
+    #[test]
     fn unknown_names_do_not_grow_the_cache() {
         let cache = ResponseCache::new(true, 180_000);
         for i in 0..1_500 {
             cache.get(&CacheKey::App(format!("NOPE-{i}")), 0, || payload("", true));
-            cache.get(&CacheKey::Vip(format!("v-{i}")), 0, || payload("{}", false));
+            cache.get(&CacheKey::Vip(format!("v-{i}")), 0, || {
+                payload("{}", false).uncached()
+            });
         }
-        assert!(cache.read_only.load().len() <= MAX_ENTRIES);
-        assert!(cache.read_write.lock().unwrap().len() <= MAX_ENTRIES);
+        assert!(cache.read_only.load().is_empty());
+        assert!(cache.read_write.lock().unwrap().map.is_empty());
     }
 }

@@ -15,6 +15,20 @@ pub(crate) struct Limits {
     pub(crate) lease_max_secs: u32,
     /// How far into the future a `lastDirtyTimestamp` may lie (clock skew between machines).
     pub(crate) max_clock_skew_ms: u64,
+    /// The most bytes one instance may take in a registry document.
+    pub(crate) instance_bytes: usize,
+    /// The most bytes the registry's instances may take together in a registry document.
+    pub(crate) registry_bytes: usize,
+    /// The most instances the registry holds.
+    pub(crate) instances: usize,
+}
+
+impl Limits {
+    /// The most XML elements a registration may hold: its own fields (about 40) and its two
+    /// metadata maps at their largest, with room to spare.
+    pub(crate) fn xml_elements(&self) -> usize {
+        self.metadata_entries.saturating_mul(2).saturating_add(128)
+    }
 }
 
 impl Default for Limits {
@@ -29,6 +43,9 @@ impl Default for Limits {
             lease_min_secs: 1,
             lease_max_secs: 3600,
             max_clock_skew_ms: 5 * 60 * 1000,
+            instance_bytes: 64 * 1024,
+            registry_bytes: 30 * 1024 * 1024,
+            instances: 100_000,
         }
     }
 }
@@ -58,6 +75,8 @@ pub(crate) struct ServerConfig {
     pub(crate) netflix_expiry: bool,
     pub(crate) limits: Limits,
     pub(crate) registration_rate: Option<RateLimit>,
+    /// Bytes of registrations admitted per client address (the burst and rate in bytes).
+    pub(crate) registration_bytes_rate: Option<RateLimit>,
     pub(crate) metadata_rate: Option<RateLimit>,
     pub(crate) peers: Vec<String>,
     pub(crate) replication_batch_size: usize,
@@ -71,6 +90,12 @@ pub(crate) struct ServerConfig {
     pub(crate) replication_queue: usize,
     pub(crate) shutdown_grace: Duration,
     pub(crate) header_read_timeout: Duration,
+    /// From the end of a request's head to the last byte of its body.
+    pub(crate) body_read_timeout: Duration,
+    /// The least average rate, in bytes a second, at which a response must leave once the
+    /// grace period is over.
+    pub(crate) min_response_rate: u64,
+    pub(crate) response_grace: Duration,
     pub(crate) idle_timeout: Duration,
     pub(crate) max_connections: usize,
     /// The most watches (`GET watch`) waiting at once; zero turns the watch off.
@@ -98,6 +123,10 @@ impl Default for ServerConfig {
                 burst: 200,
                 per_second: 100,
             }),
+            registration_bytes_rate: Some(RateLimit {
+                burst: 8 * 1024 * 1024,
+                per_second: 1024 * 1024,
+            }),
             metadata_rate: Some(RateLimit {
                 burst: 10,
                 per_second: 1,
@@ -112,6 +141,9 @@ impl Default for ServerConfig {
             replication_queue: 10_000,
             shutdown_grace: Duration::from_secs(10),
             header_read_timeout: Duration::from_secs(10),
+            body_read_timeout: Duration::from_secs(10),
+            min_response_rate: 64 * 1024,
+            response_grace: Duration::from_secs(10),
             idle_timeout: Duration::from_secs(60),
             max_connections: 8192,
             max_watchers: 1024,

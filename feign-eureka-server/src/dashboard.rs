@@ -32,7 +32,13 @@ pub(crate) async fn page(
         .and_then(|q| url::form_urlencoded::parse(q.as_bytes()).find(|(k, _)| k == "page"))
         .and_then(|(_, v)| v.parse().ok())
         .unwrap_or(1);
-    let html = render(&state, &nonce, page);
+    let (rendering, page_nonce) = (state.clone(), nonce.clone());
+    let rendered = state
+        .offload
+        .run(move || render(&rendering, &page_nonce, page));
+    let Some(html) = rendered.await else {
+        return shutting_down();
+    };
     let mut response = Response::new(Body::from(html));
     *response.status_mut() = StatusCode::OK;
     let headers = response.headers_mut();
@@ -87,6 +93,7 @@ td.mono,.mono{font-family:ui-monospace,SFMono-Regular,Menlo,monospace;font-size:
 .badge.unknown{background:#eceff1;color:#52606d}
 .meta{display:inline-block;background:#f0f4f8;border-radius:6px;padding:1px 7px;margin:1px 4px 1px 0;font-family:ui-monospace,monospace;font-size:12px}
 .empty{color:var(--muted);padding:28px 16px;text-align:center}
+tr.cut td{color:var(--muted);font-style:italic}
 ul.peers{margin:0;padding:10px 16px 12px 34px}
 nav.pager{display:flex;gap:14px;align-items:center;margin:0 0 18px;color:var(--muted)}
 nav.pager a{color:var(--accent)}nav.pager .off{color:#9aa5b1}

@@ -1,5 +1,6 @@
 //! The recently-changed queue behind `GET apps/delta`.
 
+use std::collections::hash_map::Entry;
 use std::collections::{HashMap, HashSet, VecDeque};
 
 use feign_eureka::model::InstanceInfo;
@@ -22,6 +23,11 @@ const STALE_BYTES: usize = 4 * 1024 * 1024;
 /// holds a full copy of the instance. Stale entries are dropped once they are half the queue or
 /// their leases hold [`STALE_BYTES`], so the queue holds about one copy of each changed
 /// instance however often it is registered again.
+///
+/// The delta document shows each queued instance's newest lease once: the queue keeps what those
+/// take in a document ([`Lease::wire_bytes`]) within a bound, dropping its oldest entries early
+/// past it (a client that misses them sees the registry's hash differ and fetches it whole), so
+/// churn of new instances cannot make the delta larger than a client reads.
 #[derive(Debug, Default)]
 pub(crate) struct DeltaQueue {
     queue: Mutex<Queue>,
@@ -32,6 +38,10 @@ struct Queue {
     entries: VecDeque<(u64, Arc<Lease>)>,
     /// Each queued instance's newest lease, by application and instance id, with its entries.
     newest: HashMap<(String, String), (Arc<Lease>, usize)>,
+    /// What the newest leases take in a delta document, and the most they may take (0: no
+    /// bound).
+    newest_bytes: usize,
+    max_bytes: usize,
     /// Entries of superseded leases, and about what those leases hold.
     stale_entries: usize,
     stale_bytes: usize,
@@ -77,9 +87,16 @@ pub(crate) fn footprint(info: &InstanceInfo) -> usize {
 
 impl Queue {
     fn record(&mut self, now_ms: u64, lease: &Arc<Lease>) {
-        let newest = self.newest.entry(key(lease)).or_insert((lease.clone(), 0));
+        let newest = match self.newest.entry(key(lease)) {
+            Entry::Occupied(newest) => newest.into_mut(),
+            Entry::Vacant(vacant) => {
+                self.newest_bytes += lease.wire_bytes;
+                vacant.insert((lease.clone(), 0))
+            }
+        };
         if !Arc::ptr_eq(&newest.0, lease) {
             let replaced = std::mem::replace(newest, (lease.clone(), 0));
+            self.newest_bytes = self.newest_bytes + lease.wire_bytes - replaced.0.wire_bytes;
             self.stale_entries += replaced.1;
             self.stale_bytes += footprint(&replaced.0.load());
         }
@@ -90,6 +107,9 @@ impl Queue {
             && (self.stale_bytes > STALE_BYTES || self.stale_entries * 2 > self.entries.len())
         {
             self.drop_stale();
+        }
+        while self.max_bytes > 0 && self.newest_bytes > self.max_bytes && self.entries.len() > 1 {
+            self.pop_front();
         }
     }
 
@@ -115,6 +135,7 @@ impl Queue {
                 newest.1 -= 1;
                 if newest.1 == 0 {
                     self.newest.remove(&key);
+                    self.newest_bytes -= lease.wire_bytes;
                 }
             }
             _ => {
@@ -128,6 +149,17 @@ impl Queue {
 }
 
 impl DeltaQueue {
+    /// An empty queue whose newest leases take at most `max_bytes` in a delta document.
+    pub(crate) fn bounded(max_bytes: usize) -> Self {
+        let queue = Queue {
+            max_bytes,
+            ..Queue::default()
+        };
+        Self {
+            queue: Mutex::new(queue),
+        }
+    }
+
     /// Records a new `lease` at `now_ms`.
     pub(crate) fn push(&self, now_ms: u64, lease: Arc<Lease>) {
         self.lock().record(now_ms, &lease);

@@ -18,6 +18,15 @@ pub(crate) fn escape(raw: &str) -> String {
     out
 }
 
+/// `raw` escaped, cut after `max_chars` characters with a visible `…`: a value from a
+/// registration never takes more than about six bytes a character it shows.
+pub(crate) fn shown(raw: &str, max_chars: usize) -> String {
+    match raw.char_indices().nth(max_chars) {
+        Some((cut, _)) => format!("{}&hellip;", escape(&raw[..cut])),
+        None => escape(raw),
+    }
+}
+
 /// A duration as the dashboard shows it: `42s`, `3m 07s`, `2h 05m`.
 pub(crate) fn age(ms: u64) -> String {
     let s = ms / 1000;
@@ -42,6 +51,13 @@ pub(crate) fn status_class(status: InstanceStatus) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn long_values_are_cut_visibly() {
+        assert_eq!(shown("abc", 3), "abc");
+        assert_eq!(shown("abcd", 3), "abc&hellip;");
+        assert_eq!(shown("<é<é", 2), "&lt;é&hellip;");
+    }
 
     #[test]
     fn escape_neutralizes_markup() {

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use feign_eureka::model::{ActionType, InstanceInfo};
 
 use crate::record;
-use crate::sync::{Arc, ArcSwap, AtomicU64, Ordering};
+use crate::sync::{Arc, ArcSwap, AtomicBool, AtomicU64, Ordering};
 
 /// Leases by upper-case application name, then instance id.
 pub(crate) type AppTable = BTreeMap<String, BTreeMap<String, Arc<Lease>>>;
@@ -23,7 +23,11 @@ pub(crate) struct Lease {
     last_update_ms: AtomicU64,
     eviction_ms: AtomicU64,
     service_up_ms: AtomicU64,
+    /// Set once the lease has proved its client alive ([`Lease::establish`]).
+    established: AtomicBool,
     netflix_expiry: bool,
+    /// The most bytes the instance takes in a registry document ([`Lease::sized`]).
+    pub(crate) wire_bytes: usize,
 }
 
 impl Lease {
@@ -43,8 +47,16 @@ impl Lease {
             last_update_ms: AtomicU64::new(now_ms),
             eviction_ms: AtomicU64::new(0),
             service_up_ms: AtomicU64::new(0),
+            established: AtomicBool::new(false),
             netflix_expiry,
+            wire_bytes: 0,
         }
+    }
+
+    /// The lease, its instance taking at most `wire_bytes` in a registry document.
+    pub(crate) fn sized(mut self, wire_bytes: usize) -> Self {
+        self.wire_bytes = wire_bytes;
+        self
     }
 
     /// The current instance data.
@@ -117,10 +129,29 @@ impl Lease {
                 .compare_exchange(0, now_ms, Ordering::Relaxed, Ordering::Relaxed);
     }
 
-    /// Carries over the service-up stamp of the lease this one replaces.
-    pub(crate) fn inherit_service_up(&self, previous: &Lease) {
+    /// Marks the lease established if a renewal at `now_ms` proves its client alive: renewed at
+    /// least `interval_ms` after it was registered. True only for the renewal that does it.
+    pub(crate) fn establish(&self, now_ms: u64, interval_ms: u64) -> bool {
+        now_ms >= self.registration_ms.saturating_add(interval_ms)
+            && self
+                .established
+                .compare_exchange(false, true, Ordering::Relaxed, Ordering::Relaxed)
+                .is_ok()
+    }
+
+    /// Whether the lease is established: its client renewed it at least one expected renewal
+    /// interval after registering (or the lease it replaced was).
+    pub(crate) fn is_established(&self) -> bool {
+        self.established.load(Ordering::Relaxed)
+    }
+
+    /// Carries over the state of the lease this one replaces: when the instance first came UP,
+    /// and whether the lease was established.
+    pub(crate) fn inherit(&self, previous: &Lease) {
         self.service_up_ms
             .store(previous.service_up_ms(), Ordering::Relaxed);
+        self.established
+            .store(previous.is_established(), Ordering::Relaxed);
     }
 
     /// When the instance first came UP, 0 if never.

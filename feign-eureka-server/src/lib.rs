@@ -7,12 +7,14 @@
 //! three-minute delta queue with `apps__hashcode`, status overrides, `lastDirtyTimestamp` rules
 //! and asynchronous peer replication. An HTML dashboard is served at `/`.
 //!
-//! Safe by default: it binds `127.0.0.1`, limits bodies to 1 MiB, bounds metadata and names,
-//! validates application names, clamps lease durations to 1 s ..= 1 h, rate-limits
-//! registrations per client address and metadata updates per instance, answers bad input with
-//! 400/413/415/429 and a plain-text reason, closes connections that send their headers too
-//! slowly or stay idle too long, makes room for a new connection at its cap (or when file
-//! descriptors run out) by closing the longest-idle one, and shuts down gracefully.
+//! Safe by default: it binds `127.0.0.1`, limits bodies to 1 MiB, bounds metadata and names, an
+//! instance's size, the registry's size and its count of instances (so every client can read it),
+//! validates application names, clamps lease durations to 1 s ..= 1 h, rate-limits registrations
+//! (requests and bytes) per client address and metadata updates per instance, answers bad input
+//! with 400/413/415/429 and a plain-text reason, closes connections that send their headers or
+//! bodies too slowly, take their responses too slowly or stay idle too long, makes room for a new
+//! connection at its cap (or when file descriptors run out) by closing the one that has waited on
+//! its client the longest, and shuts down gracefully.
 //!
 //! # Embedding
 //!
@@ -58,9 +60,11 @@ mod lease;
 mod listen;
 mod listing;
 mod media;
+mod offload;
 mod peer_sync;
 mod rate;
 mod record;
+mod registration;
 mod registry;
 mod render;
 mod replication;
@@ -156,6 +160,20 @@ impl EurekaServer {
         self.state.registry.delta_bytes()
     }
 
+    /// How many documents the read-only response cache holds, to watch that names in requests
+    /// cannot fill it. Not a stable API.
+    #[doc(hidden)]
+    pub fn cached_documents(&self) -> usize {
+        self.state.registry.read_only_cached()
+    }
+
+    /// How many times the delta was rendered for push discovery's watches, to watch that
+    /// renderings follow the changes rather than the watches. Not a stable API.
+    #[doc(hidden)]
+    pub fn watch_renders(&self) -> u64 {
+        self.state.watches.renders()
+    }
+
     /// Runs one eviction pass now, as the eviction timer does; returns how many leases were
     /// evicted.
     pub fn evict_now(&self) -> usize {
@@ -199,7 +217,9 @@ impl Drop for EurekaServer {
 pub struct SelfPreservation {
     /// Whether self-preservation is switched on.
     pub enabled: bool,
-    /// Eureka's `expectedNumberOfClientsSendingRenews`.
+    /// Eureka's `expectedNumberOfClientsSendingRenews`: the configured count, plus each
+    /// instance that has proved its client alive (see
+    /// [`EurekaServerBuilder::expected_client_renewal_interval`]).
     pub expected_clients: u32,
     /// Renewals per minute needed to allow eviction:
     /// `⌊expected × (60 / 30) × threshold⌋`.
@@ -247,6 +267,18 @@ impl EurekaServerBuilder {
     /// How often the expected renewal count is recomputed from the registry. Default 15 min.
     pub fn renewal_threshold_update_interval(mut self, interval: Duration) -> Self {
         self.config.renewal_threshold_update_interval = interval;
+        self
+    }
+
+    /// The interval at which clients are expected to renew (Spring's
+    /// `expected-client-renewal-interval-seconds`): each expected client counts for
+    /// `60 s / interval` renewals a minute toward the self-preservation threshold. An instance
+    /// is expected to renew once it has proved its client alive, renewing at least this long
+    /// after it registered; until then, self-preservation does not keep it once it expires.
+    /// Default 30 s; whole seconds, at least one.
+    pub fn expected_client_renewal_interval(mut self, interval: Duration) -> Self {
+        self.config.expected_client_renewal_interval_secs =
+            u32::try_from(interval.as_secs()).unwrap_or(u32::MAX);
         self
     }
 
@@ -323,6 +355,41 @@ impl EurekaServerBuilder {
     pub fn registration_rate_limit(mut self, limit: Option<(u32, u32)>) -> Self {
         self.config.registration_rate =
             limit.map(|(burst, per_second)| RateLimit { burst, per_second });
+        self
+    }
+
+    /// Bytes of registrations admitted per client address: a burst, then a steady rate per
+    /// second (429 with `Retry-After` beyond), each registration counting its body's size, so
+    /// one address cannot churn large instances as fast as small ones. Default 8 MiB then
+    /// 1 MiB/s; `None` disables the limit.
+    pub fn registration_bytes_limit(mut self, limit: Option<(u32, u32)>) -> Self {
+        self.config.registration_bytes_rate =
+            limit.map(|(burst, per_second)| RateLimit { burst, per_second });
+        self
+    }
+
+    /// The most bytes one instance may take in a registry document (as JSON, with the lease the
+    /// registry adds). Default 64 KiB; a registration or metadata update past it gets 413 naming
+    /// the limit.
+    pub fn max_instance_bytes(mut self, bytes: usize) -> Self {
+        self.config.limits.instance_bytes = bytes;
+        self
+    }
+
+    /// The most bytes the registry's instances may take together in a registry document (as
+    /// JSON). Default 30 MiB, so that every client reads the whole registry within
+    /// feign-eureka's default cap of 32 MiB; a registration that would pass it gets 413 naming
+    /// the limit, and the delta queue keeps what it shows within it too. Raise it together with
+    /// the clients' `max_registry_bytes`.
+    pub fn max_registry_bytes(mut self, bytes: usize) -> Self {
+        self.config.limits.registry_bytes = bytes;
+        self
+    }
+
+    /// The most instances the registry holds. Default 100,000; a new registration past it gets
+    /// 413 naming the limit (re-registrations of held instances are taken).
+    pub fn max_instances(mut self, instances: usize) -> Self {
+        self.config.limits.instances = instances;
         self
     }
 
@@ -417,6 +484,28 @@ impl EurekaServerBuilder {
         self
     }
 
+    /// How long a client may take to send a request's body, from the end of its head to the
+    /// body's last byte, however steadily the bytes come; a slower client's connection is
+    /// closed, and while it waits for the body it may be closed to make room at the
+    /// [connection cap](EurekaServerBuilder::max_connections). Default 10 s (a body is at most
+    /// the [body limit](EurekaServerBuilder::body_limit), 1 MiB by default).
+    pub fn body_read_timeout(mut self, timeout: Duration) -> Self {
+        self.config.body_read_timeout = timeout;
+        self
+    }
+
+    /// The least a client must take of a response: after `grace`, its bytes must have left at
+    /// `bytes_per_second` on average, or the connection is closed (Kestrel's
+    /// `MinResponseDataRate`). A connection whose client does not take its response may be
+    /// closed to make room at the [connection cap](EurekaServerBuilder::max_connections).
+    /// Default 64 KiB/s after 10 s: the largest registry a client can read (32 MiB) then takes
+    /// at most about 9 minutes.
+    pub fn min_response_rate(mut self, bytes_per_second: u64, grace: Duration) -> Self {
+        self.config.min_response_rate = bytes_per_second;
+        self.config.response_grace = grace;
+        self
+    }
+
     /// How long a connection may stay open without a request, after it is accepted or after
     /// its last response; then it is closed. Default 60 s (Eureka clients renew every 30 s).
     pub fn idle_timeout(mut self, timeout: Duration) -> Self {
@@ -463,11 +552,27 @@ impl EurekaServerBuilder {
             c.renewal_threshold_update_interval,
             c.delta_retention_interval,
             c.header_read_timeout,
+            c.body_read_timeout,
             c.idle_timeout,
         ];
         if intervals.iter().any(Duration::is_zero) {
             return Err(ServerError::InvalidSetting(
                 "intervals must be longer than zero",
+            ));
+        }
+        if c.limits.instance_bytes == 0 || c.limits.registry_bytes == 0 || c.limits.instances == 0 {
+            return Err(ServerError::InvalidSetting(
+                "the instance, registry and instance-count limits must be at least 1",
+            ));
+        }
+        if c.expected_client_renewal_interval_secs == 0 {
+            return Err(ServerError::InvalidSetting(
+                "the expected client renewal interval must be at least a second",
+            ));
+        }
+        if c.min_response_rate == 0 {
+            return Err(ServerError::InvalidSetting(
+                "the minimum response rate must be at least 1 byte a second",
             ));
         }
         if c.max_connections == 0 {
@@ -530,10 +635,12 @@ impl EurekaServerBuilder {
                 peer_sync::copy_from_peers(&registry, &client, &config.peers, timeout).await;
             }
         }
+        let offload = offload::Offload::per_core();
         let mut background = replication::spawn_workers(&registry, queues, &config);
-        background.extend(tasks::spawn(&registry));
+        background.extend(tasks::spawn(&registry, &offload));
         let state = Arc::new(AppState {
             limiter: config.registration_rate.map(RateLimiter::new),
+            bytes_limiter: config.registration_bytes_rate.map(RateLimiter::new),
             metadata_limiter: config.metadata_rate.map(RateLimiter::new),
             shutting_down: AtomicBool::new(false),
             started_ms: clock.now_ms(),
@@ -543,6 +650,7 @@ impl EurekaServerBuilder {
             dashboard: listing::ListingCache::default(),
             // Watches hold their connections: at most half the cap, so they cannot take all.
             watches: watch::Watches::new(config.max_watchers.min(config.max_connections / 2)),
+            offload,
         });
         if auth.is_none() && !addr.ip().is_loopback() {
             tracing::warn!(
@@ -555,7 +663,7 @@ impl EurekaServerBuilder {
             .route("/", get(dashboard::page))
             .route("/eureka/{*rest}", any(api::handle))
             .layer(axum::middleware::from_fn_with_state(
-                Arc::new(auth::Gate { basic: auth, clock }),
+                Arc::new(auth::Gate::new(auth, clock)),
                 auth::require,
             ))
             .with_state(state.clone());
@@ -564,6 +672,11 @@ impl EurekaServerBuilder {
             timeouts: conn::Timeouts {
                 header_read: config.header_read_timeout,
                 idle: config.idle_timeout,
+                body_read: config.body_read_timeout,
+                send: conn::SendRate {
+                    bytes_per_second: config.min_response_rate,
+                    grace: config.response_grace,
+                },
             },
             max_connections: config.max_connections,
             tls,

@@ -1,8 +1,9 @@
 //! The accept loop: every connection served by hyper's HTTP/1 server under a header-read
-//! timeout, an idle timeout and a connection cap. At the cap, or when the process runs out of
-//! file descriptors, the connection idle the longest is closed to make room, so idle and slow
-//! clients cannot lock out a working one. On shutdown the listener closes at once, idle
-//! connections close, and requests in flight are answered.
+//! timeout, a body-read timeout, a minimum response rate, an idle timeout and a connection cap.
+//! At the cap, or when the process runs out of file descriptors, the connection that has waited
+//! on its client the longest (idle, or sending a header or body, or not taking its response) is
+//! closed to make room, so idle and slow clients cannot lock out a working one. On shutdown the
+//! listener closes at once, idle connections close, and requests in flight are answered.
 
 use std::collections::HashMap;
 use std::convert::Infallible;
@@ -51,14 +52,15 @@ impl Open {
         self.connections.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Closes the connection idle the longest; false when every connection is busy.
-    fn evict_longest_idle(&self) -> bool {
+    /// Closes the connection that has waited on its client the longest; false when the server
+    /// is working on every connection.
+    fn evict_longest_waiting(&self) -> bool {
         let mut connections = self.lock();
         let oldest = connections
             .iter()
-            .filter(|(_, activity)| activity.is_idle())
-            .min_by_key(|(id, activity)| (activity.idle_since_ms(), **id))
-            .map(|(id, _)| *id);
+            .filter_map(|(id, activity)| Some((activity.waiting_since_ms()?, *id)))
+            .min()
+            .map(|(_, id)| id);
         match oldest.and_then(|id| connections.remove(&id)) {
             Some(activity) => {
                 activity.evicted.notify_one();
@@ -83,6 +85,7 @@ pub(crate) async fn serve(
     let (closing, closing_rx) = watch::channel(false);
     let mut tasks = JoinSet::new();
     let mut next_id = 0u64;
+    let mut warnings = Throttled::default();
     loop {
         let accepted = tokio::select! {
             _ = &mut stop => break,
@@ -92,14 +95,14 @@ pub(crate) async fn serve(
         let (stream, peer) = match accepted {
             Ok(accepted) => accepted,
             Err(error) => {
-                out_of_descriptors(&open, &error).await;
+                accept_failed(&open, &error, &mut warnings).await;
                 continue;
             }
         };
         let activity = Arc::new(Activity::new(open.base));
         {
             let at_cap = open.lock().len() >= limits.max_connections;
-            if at_cap && !open.evict_longest_idle() {
+            if at_cap && !open.evict_longest_waiting() {
                 tracing::debug!(%peer, "every connection is busy; refusing a new one");
                 continue;
             }
@@ -125,17 +128,42 @@ pub(crate) async fn serve(
     while tasks.join_next().await.is_some() {}
 }
 
-/// An accept error: when descriptors ran out, an idle connection makes room; otherwise (or
-/// when none is idle) a short pause keeps the loop from spinning.
-async fn out_of_descriptors(open: &Open, error: &io::Error) {
+/// An accept error: when descriptors ran out, a connection waiting on its client makes room;
+/// otherwise (or when none is waiting) a short pause keeps the loop from spinning, and the
+/// failure is logged at most once a minute.
+async fn accept_failed(open: &Open, error: &io::Error, warnings: &mut Throttled) {
     // EMFILE and ENFILE: this process's or the system's descriptors are used up.
     let exhausted = matches!(error.raw_os_error(), Some(23 | 24));
-    if exhausted && open.evict_longest_idle() {
+    if exhausted && open.evict_longest_waiting() {
         // Let the evicted connection's task close its socket before accepting again.
         tokio::time::sleep(Duration::from_millis(1)).await;
     } else {
-        tracing::warn!(%error, "accepting a connection failed");
+        if let Some(more) = warnings.due() {
+            tracing::warn!(%error, more, "accepting a connection failed (more: failures since the last warning)");
+        }
         tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// A warning given at most once per [`Throttled::EVERY`], counting the ones held back.
+#[derive(Debug, Default)]
+struct Throttled {
+    last: Option<Instant>,
+    held_back: u64,
+}
+
+impl Throttled {
+    const EVERY: Duration = Duration::from_secs(60);
+
+    /// `Some(count held back since the last)` when the warning is due now.
+    fn due(&mut self) -> Option<u64> {
+        let now = Instant::now();
+        if self.last.is_some_and(|last| now < last + Self::EVERY) {
+            self.held_back += 1;
+            return None;
+        }
+        self.last = Some(now);
+        Some(std::mem::take(&mut self.held_back))
     }
 }
 
@@ -167,8 +195,9 @@ async fn connection(parts: ConnectionParts, open: Arc<Open>, id: u64) {
     } = parts;
     let _ = stream.set_nodelay(true);
     let tracked = activity.clone();
-    let service = hyper::service::service_fn(move |mut request: hyper::Request<Incoming>| {
+    let service = hyper::service::service_fn(move |request: hyper::Request<Incoming>| {
         let busy = tracked.begin();
+        let mut request = request.map(|body| Body::new(tracked.receive(body)));
         request.extensions_mut().insert(ConnectInfo(peer));
         let router = router.clone();
         async move {
@@ -213,20 +242,22 @@ async fn connection(parts: ConnectionParts, open: Arc<Open>, id: u64) {
             _ = served.as_mut() => break,
             _ = tokio::time::sleep_until(deadline) => {
                 if activity.deadline(timeouts).is_some_and(|d| d <= Instant::now()) {
-                    tracing::debug!(%peer, "closing a connection past its header or idle timeout");
+                    tracing::debug!(%peer, "closing a connection past its header, body, response or idle timeout");
+                    activity.closing();
                     break;
                 }
             }
-            () = activity.head_started.notified() => {}
+            () = activity.timer_changed.notified() => {}
             _ = activity.evicted.notified(), if !finishing => {
-                if activity.is_idle() {
+                if activity.waiting_since_ms().is_some() {
+                    activity.closing();
                     break;
                 }
                 served.as_mut().graceful_shutdown();
                 finishing = true;
             }
             _ = closing.changed(), if !finishing => {
-                if activity.is_idle() {
+                if activity.is_quiet() {
                     break;
                 }
                 served.as_mut().graceful_shutdown();
@@ -235,4 +266,21 @@ async fn connection(parts: ConnectionParts, open: Arc<Open>, id: u64) {
         }
     }
     open.lock().remove(&id);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test(start_paused = true)]
+    async fn a_warning_is_given_once_a_minute_with_the_count_held_back() {
+        let mut warnings = Throttled::default();
+        assert_eq!(warnings.due(), Some(0));
+        for _ in 0..1199 {
+            assert_eq!(warnings.due(), None);
+            tokio::time::advance(Duration::from_millis(50)).await;
+        }
+        tokio::time::advance(Duration::from_millis(50)).await;
+        assert_eq!(warnings.due(), Some(1199));
+    }
 }

@@ -23,7 +23,7 @@ struct Cli {
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Run a registry (REST API under /eureka/ and /eureka/v2/, dashboard at /).
-    Serve(Serve),
+    Serve(Box<Serve>),
     /// List the applications and instances a registry holds.
     Apps(Apps),
 }
@@ -55,12 +55,25 @@ struct Serve {
     /// Seconds a client may take to send a request's header.
     #[arg(long, default_value_t = 10, value_name = "SECS")]
     header_read_timeout: u64,
+    /// Seconds a client may take to send a request's body, from the end of its header.
+    #[arg(long, default_value_t = 10, value_name = "SECS")]
+    body_read_timeout: u64,
     /// Seconds a connection may stay open without a request.
     #[arg(long, default_value_t = 60, value_name = "SECS")]
     idle_timeout: u64,
     /// The most connections open at once; beyond, the longest-idle one is closed.
     #[arg(long, default_value_t = 8192, value_name = "N")]
     max_connections: usize,
+    /// The most bytes one instance may take in a registry document (413 beyond).
+    #[arg(long, default_value_t = 64 * 1024, value_name = "BYTES")]
+    max_instance_bytes: usize,
+    /// The most bytes the instances may take together in a registry document (413 beyond);
+    /// the default keeps the registry within feign-eureka clients' 32 MiB.
+    #[arg(long, default_value_t = 30 * 1024 * 1024, value_name = "BYTES")]
+    max_registry_bytes: usize,
+    /// The most instances the registry holds (413 beyond).
+    #[arg(long, default_value_t = 100_000, value_name = "N")]
+    max_instances: usize,
     /// The most push-discovery watches (GET /eureka/watch) waiting at once, at most half the
     /// connections; 0 turns the watch off.
     #[arg(long, default_value_t = 1024, value_name = "N")]
@@ -114,13 +127,16 @@ struct Apps {
         value_name = "URL"
     )]
     server: String,
+    /// The largest registry read, after decompression: feign-eureka clients' default.
+    #[arg(long, default_value_t = 32 * 1024 * 1024, value_name = "BYTES")]
+    max_registry_bytes: usize,
 }
 
 #[tokio::main]
 async fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
-        Command::Serve(serve) => run_server(serve).await,
+        Command::Serve(serve) => run_server(*serve).await,
         Command::Apps(apps) => list_apps(apps).await,
     };
     match result {
@@ -173,6 +189,12 @@ enum CliError {
     /// The registry answered something that is not a registry.
     #[error("unreadable registry")]
     Unreadable(#[source] serde_json::Error),
+    /// The registry's answer is larger than the cap.
+    #[error("the registry answered more than {limit} bytes (--max-registry-bytes)")]
+    TooLarge {
+        /// The cap.
+        limit: usize,
+    },
 }
 
 async fn run_server(args: Serve) -> Result<(), CliError> {
@@ -198,9 +220,13 @@ async fn run_server(args: Serve) -> Result<(), CliError> {
         .read_only_cache(!(args.dev || args.no_read_only_cache))
         .eviction_interval(Duration::from_secs(eviction_interval))
         .header_read_timeout(Duration::from_secs(args.header_read_timeout.max(1)))
+        .body_read_timeout(Duration::from_secs(args.body_read_timeout.max(1)))
         .idle_timeout(Duration::from_secs(args.idle_timeout.max(1)))
         .max_connections(args.max_connections.max(1))
-        .max_watchers(args.max_watchers);
+        .max_watchers(args.max_watchers)
+        .max_instance_bytes(args.max_instance_bytes.max(1))
+        .max_registry_bytes(args.max_registry_bytes.max(1))
+        .max_instances(args.max_instances.max(1));
     if args.dev {
         builder = builder.shutdown_grace(Duration::from_secs(1));
     }
@@ -268,21 +294,45 @@ async fn list_apps(args: Apps) -> Result<(), CliError> {
     if !status.is_success() {
         return Err(CliError::Status { url, status });
     }
-    let body = response
-        .bytes()
-        .await
-        .map_err(reqwest::Error::without_url)?;
+    let body = read_within(response, args.max_registry_bytes).await?;
     let apps = Applications::from_json(&body).map_err(CliError::Unreadable)?;
     print!("{}", table(&apps));
     Ok(())
 }
 
-/// `text` with every control character escaped (`\u{1b}`), so what a registry holds cannot move
-/// the cursor, clear the screen or retitle the terminal it is printed to.
+/// The body of `response`, decompressed, refused as soon as it passes `limit` bytes: an
+/// endless answer or a gzip bomb costs at most the cap.
+async fn read_within(mut response: reqwest::Response, limit: usize) -> Result<Vec<u8>, CliError> {
+    let mut body = Vec::new();
+    while let Some(chunk) = response
+        .chunk()
+        .await
+        .map_err(reqwest::Error::without_url)?
+    {
+        if body.len() + chunk.len() > limit {
+            return Err(CliError::TooLarge { limit });
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(body)
+}
+
+/// `text` with every control character, format character (`\u{202e}` reverses the text after
+/// it, `\u{200b}` hides) and line or paragraph separator escaped (`\u{1b}`), so what a registry
+/// holds cannot move the cursor, clear the screen, retitle the terminal it is printed to or
+/// show `host\u{202e}gnp.exe` as `hostexe.png`.
 fn printable(text: &str) -> String {
+    use unicode_general_category::{get_general_category, GeneralCategory};
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
-        if c.is_control() {
+        let hidden = matches!(
+            get_general_category(c),
+            GeneralCategory::Control
+                | GeneralCategory::Format
+                | GeneralCategory::LineSeparator
+                | GeneralCategory::ParagraphSeparator
+        );
+        if hidden {
             out.extend(c.escape_unicode());
         } else {
             out.push(c);

@@ -76,11 +76,11 @@ fn take(registry: &Registry, apps: Applications) -> usize {
     let mut copied = 0;
     for app in apps.applications {
         for info in app.instances {
-            match validate::registration(&info, &app.name, limits) {
-                Ok(()) => {
-                    registry.register(info, true);
-                    copied += 1;
-                }
+            let taken = validate::registration(&info, &app.name, limits)
+                .map_err(|reason| reason.to_string())
+                .and_then(|()| registry.register(info, true).map_err(|r| r.to_string()));
+            match taken {
+                Ok(()) => copied += 1,
                 Err(reason) => {
                     tracing::warn!(app = %app.name, %reason, "a peer's instance was not copied");
                 }

@@ -1,5 +1,6 @@
-//! Counters with a time dimension: renewals per minute, registration buckets per client address
-//! and metadata-update buckets per instance.
+//! Counters with a time dimension: renewals per minute, registration buckets (requests and
+//! bytes) and failed-authentication buckets per client address, and metadata-update buckets
+//! per instance.
 
 use std::collections::HashMap;
 use std::hash::Hash;
@@ -68,6 +69,28 @@ impl<K: Hash + Eq> RateLimiter<K> {
 
     /// Takes a token for `key`; on refusal, the whole seconds until one is available.
     pub(crate) fn acquire(&self, key: K, now_ms: u64) -> Result<(), u64> {
+        self.acquire_n(key, 1, now_ms)
+    }
+
+    /// Whether `key` has a token left, without taking it (a key never seen has its burst): on
+    /// refusal, the whole seconds until one is available.
+    pub(crate) fn check(&self, key: &K, now_ms: u64) -> Result<(), u64> {
+        let rate = f64::from(self.limit.per_second.max(1));
+        let buckets = self.buckets.lock().unwrap_or_else(|e| e.into_inner());
+        let Some((tokens, at)) = buckets.by_key.get(key) else {
+            return Ok(());
+        };
+        let tokens = tokens + now_ms.saturating_sub(*at) as f64 / 1000.0 * rate;
+        if tokens >= 1.0 {
+            Ok(())
+        } else {
+            Err(((1.0 - tokens) / rate).ceil().max(1.0) as u64)
+        }
+    }
+
+    /// Takes `n` tokens for `key` (at most a burst's worth); on refusal, the whole seconds until
+    /// they are available.
+    pub(crate) fn acquire_n(&self, key: K, n: u64, now_ms: u64) -> Result<(), u64> {
         let burst = f64::from(self.limit.burst.max(1));
         let rate = f64::from(self.limit.per_second.max(1));
         let mut buckets = self.buckets.lock().unwrap_or_else(|e| e.into_inner());
@@ -83,11 +106,12 @@ impl<K: Hash + Eq> RateLimiter<K> {
         let elapsed = now_ms.saturating_sub(*at) as f64 / 1000.0;
         *tokens = (*tokens + elapsed * rate).min(burst);
         *at = now_ms;
-        if *tokens >= 1.0 {
-            *tokens -= 1.0;
+        let wanted = (n as f64).min(burst);
+        if *tokens >= wanted {
+            *tokens -= wanted;
             Ok(())
         } else {
-            Err(((1.0 - *tokens) / rate).ceil().max(1.0) as u64)
+            Err(((wanted - *tokens) / rate).ceil().max(1.0) as u64)
         }
     }
 }
@@ -119,6 +143,32 @@ mod tests {
         assert!(limiter.acquire(ip, 0).is_ok());
         assert_eq!(limiter.acquire(ip, 0), Err(1));
         assert!(limiter.acquire(ip, 1_000).is_ok());
+    }
+
+    #[test]
+    fn a_check_takes_nothing() {
+        let limiter: RateLimiter = RateLimiter::new(RateLimit {
+            burst: 1,
+            per_second: 1,
+        });
+        let ip: IpAddr = [127, 0, 0, 1].into();
+        assert!(limiter.check(&ip, 0).is_ok());
+        assert!(limiter.check(&ip, 0).is_ok());
+        assert!(limiter.acquire(ip, 0).is_ok());
+        assert_eq!(limiter.check(&ip, 0), Err(1));
+        assert!(limiter.check(&ip, 1_000).is_ok());
+    }
+
+    #[test]
+    fn tokens_are_taken_by_the_count() {
+        let limiter: RateLimiter = RateLimiter::new(RateLimit {
+            burst: 1000,
+            per_second: 100,
+        });
+        let ip: IpAddr = [127, 0, 0, 1].into();
+        assert!(limiter.acquire_n(ip, 600, 0).is_ok());
+        assert_eq!(limiter.acquire_n(ip, 600, 0), Err(2));
+        assert!(limiter.acquire_n(ip, 600, 2_000).is_ok());
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! The registry: leases by application and id, Eureka's register / renew / cancel / status
 //! algorithms, eviction and self-preservation.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
@@ -23,6 +23,9 @@ use feign_eureka::model::{ActionType, InstanceInfo, InstanceStatus};
 #[derive(Debug, Default)]
 struct Tables {
     apps: AppTable,
+    /// How many leases `apps` holds, and what their instances take in a registry document.
+    count: usize,
+    bytes: usize,
     /// Administrative status overrides, by application and then instance id: an override set
     /// through one application never reaches another's instance of the same id.
     overrides: HashMap<String, HashMap<String, InstanceStatus>>,
@@ -68,6 +71,27 @@ pub(crate) struct Expectation {
     pub(crate) renews_threshold: u32,
 }
 
+/// Why a registration was not stored: a bound of the registry's size, each answered 413.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum Refused {
+    /// The instance alone is larger than an instance may be.
+    #[error(
+        "the instance takes {bytes} bytes in a registry document, more than the limit of \
+         {limit} bytes an instance may take (max_instance_bytes)"
+    )]
+    InstanceTooLarge { bytes: usize, limit: usize },
+    /// The registry's instances would take more than they may together.
+    #[error(
+        "the registry's instances would take {bytes} bytes in a registry document with this \
+         one, more than their limit of {limit} bytes (max_registry_bytes), which keeps the \
+         registry readable by every client"
+    )]
+    RegistryFull { bytes: usize, limit: usize },
+    /// The registry holds as many instances as it may.
+    #[error("the registry holds its limit of {limit} instances (max_instances)")]
+    TooManyInstances { limit: usize },
+}
+
 /// What a heartbeat resolved to.
 #[derive(Debug)]
 pub(crate) enum RenewOutcome {
@@ -105,7 +129,7 @@ impl Registry {
         );
         let registry = Self {
             tables: RwLock::new(Tables::default()),
-            delta: DeltaQueue::default(),
+            delta: DeltaQueue::bounded(config.limits.registry_bytes),
             delta_version: AtomicU64::new(0),
             renews: MeasuredRate::default(),
             expectation: Mutex::new(Expectation {
@@ -179,8 +203,18 @@ impl Registry {
         )
     }
 
-    /// Registers (or re-registers) `info`; Eureka's `register` (§5.1).
-    pub(crate) fn register(&self, info: InstanceInfo, is_replication: bool) {
+    /// Registers (or re-registers) `info`; Eureka's `register` (§5.1), within the registry's
+    /// bounds: an instance larger than an instance may be, one that would take the registry past
+    /// its bytes, or a new one past its count is refused and nothing changes.
+    pub(crate) fn register(&self, info: InstanceInfo, is_replication: bool) -> Result<(), Refused> {
+        let limits = &self.config.limits;
+        let mut bytes = render::wire_bytes(&info);
+        if bytes > limits.instance_bytes {
+            return Err(Refused::InstanceTooLarge {
+                bytes,
+                limit: limits.instance_bytes,
+            });
+        }
         let now = self.clock.now_ms();
         let app = record::app(&info).to_owned();
         let id = record::id(&info);
@@ -189,7 +223,6 @@ impl Registry {
         let duration = self.clamp_secs(duration, 90);
         let mut invalidate = Self::cache_keys(&info);
         let replicated = (!is_replication).then(|| ReplicationItem::register(&info));
-        let new_client;
         {
             let mut tables = self.write();
             let existing = tables.apps.get(&app).and_then(|m| m.get(&id)).cloned();
@@ -199,9 +232,25 @@ impl Registry {
                 invalidate.extend(Self::cache_keys(&stored));
                 if record::ldt(&stored) > record::ldt(&registrant) {
                     registrant = InstanceInfo::clone(&stored);
+                    bytes = existing.wire_bytes;
                 }
             }
-            new_client = existing.is_none();
+            let new_client = existing.is_none();
+            let held = existing.as_ref().map_or(0, |l| l.wire_bytes);
+            let total = tables.bytes - held + bytes;
+            if total > limits.registry_bytes && bytes > held {
+                return Err(Refused::RegistryFull {
+                    bytes: total,
+                    limit: limits.registry_bytes,
+                });
+            }
+            if new_client && tables.count >= limits.instances {
+                return Err(Refused::TooManyInstances {
+                    limit: limits.instances,
+                });
+            }
+            tables.bytes = total;
+            tables.count += usize::from(new_client);
             let own = record::overridden(&registrant);
             if own != InstanceStatus::Unknown {
                 tables.keep_or_set_override(&app, &id, own);
@@ -226,9 +275,10 @@ impl Registry {
                 duration,
                 now,
                 self.config.netflix_expiry,
-            );
+            )
+            .sized(bytes);
             if let Some(existing) = &existing {
-                lease.inherit_service_up(existing);
+                lease.inherit(existing);
             }
             if status == InstanceStatus::Up {
                 lease.service_up(now);
@@ -241,18 +291,12 @@ impl Registry {
                 .insert(id, lease.clone());
             self.delta.push(now, lease);
         }
-        if new_client {
-            self.with_expectation(|e| {
-                if e.expected_clients > 0 {
-                    e.expected_clients += 1;
-                }
-            });
-        }
         self.cache.invalidate(&invalidate);
         self.changed();
         if let Some(item) = replicated {
             self.replicator.send(item);
         }
+        Ok(())
     }
 
     fn lease(&self, app: &str, id: &str) -> Option<Arc<Lease>> {
@@ -287,7 +331,16 @@ impl Registry {
             });
         }
         self.renews.increment();
-        lease.renew(self.clock.now_ms());
+        let now = self.clock.now_ms();
+        lease.renew(now);
+        let interval_ms = u64::from(self.config.expected_client_renewal_interval_secs) * 1000;
+        if lease.establish(now, interval_ms) {
+            self.with_expectation(|e| {
+                if e.expected_clients > 0 {
+                    e.expected_clients += 1;
+                }
+            });
+        }
         if !is_replication {
             self.replicator
                 .send(ReplicationItem::heartbeat(&lease.load(), admin));
@@ -322,10 +375,15 @@ impl Registry {
             let Some(lease) = removed else {
                 return false;
             };
+            tables.count -= 1;
+            tables.bytes -= lease.wire_bytes;
             let gone = self.delta.cancel(now, &lease);
-            Self::cache_keys(&gone)
+            (Self::cache_keys(&gone), lease.is_established())
         };
-        self.with_expectation(|e| e.expected_clients = e.expected_clients.saturating_sub(1));
+        let (removed, established) = removed;
+        if established {
+            self.with_expectation(|e| e.expected_clients = e.expected_clients.saturating_sub(1));
+        }
         self.cache.invalidate(&removed);
         self.changed();
         if !is_replication {
@@ -334,13 +392,16 @@ impl Registry {
         true
     }
 
-    /// A live lease, or `None` when unknown or (with expiration enabled) expired.
+    /// A live lease, or `None` when unknown or lapsed ([`Registry::lapsed`]).
     fn live_lease(&self, app: &str, id: &str) -> Option<Arc<Lease>> {
-        let lease = self.lease(app, id)?;
-        if self.lease_expiration_enabled() && lease.is_expired(self.clock.now_ms(), 0) {
-            return None;
-        }
-        Some(lease)
+        self.lease(app, id).filter(|lease| !self.lapsed(lease))
+    }
+
+    /// Whether `lease` has expired and may go: always when it never proved its client alive
+    /// ([`Lease::is_established`]), else when eviction is enabled (self-preservation).
+    fn lapsed(&self, lease: &Lease) -> bool {
+        lease.is_expired(self.clock.now_ms(), 0)
+            && (!lease.is_established() || self.lease_expiration_enabled())
     }
 
     /// Sets an administrative status override (§2.4). False when unknown or expired.
@@ -448,15 +509,20 @@ impl Registry {
         }
     }
 
-    /// Merges metadata into a stored instance and re-registers it (§2.6).
-    pub(crate) fn update_metadata(&self, app: &str, id: &str, pairs: &[(String, String)]) -> bool {
+    /// Merges metadata into a stored instance and re-registers it (§2.6): `Ok(false)` when
+    /// unknown or expired, refused when the instance would grow past a bound.
+    pub(crate) fn update_metadata(
+        &self,
+        app: &str,
+        id: &str,
+        pairs: &[(String, String)],
+    ) -> Result<bool, Refused> {
         let Some(lease) = self.live_lease(app, id) else {
-            return false;
+            return Ok(false);
         };
         let mut changed = InstanceInfo::clone(&lease.load());
         record::merge_metadata(&mut changed, pairs);
-        self.register(changed, false);
-        true
+        self.register(changed, false).map(|()| true)
     }
 
     /// The instance decorated with its lease, as every read shows it.
@@ -472,10 +538,7 @@ impl Registry {
     /// `GET instances/{ID}`.
     pub(crate) fn instance_by_id(&self, id: &str) -> Option<InstanceInfo> {
         let lease = self.read().apps.values().find_map(|m| m.get(id).cloned())?;
-        if self.lease_expiration_enabled() && lease.is_expired(self.clock.now_ms(), 0) {
-            return None;
-        }
-        Some(self.render(&lease))
+        (!self.lapsed(&lease)).then(|| self.render(&lease))
     }
 
     /// A stored lease's current instance without decoration (replication uses it).
@@ -483,7 +546,12 @@ impl Registry {
         self.lease(app, id).map(|l| l.load())
     }
 
-    /// The cached payload for `key`.
+    /// The cached payload for `key` if the cache holds it now (nothing is rendered).
+    pub(crate) fn cached_payload(&self, key: &CacheKey) -> Option<Arc<Payload>> {
+        self.cache.peek(key, self.clock.now_ms())
+    }
+
+    /// The cached payload for `key`, rendered if the cache does not hold it (a heavy job).
     pub(crate) fn payload(&self, key: &CacheKey) -> Arc<Payload> {
         let now = self.clock.now_ms();
         self.cache.get(key, now, || self.load_payload(key))
@@ -493,19 +561,18 @@ impl Registry {
         let now = self.clock.now_ms();
         let tables = self.read();
         match key {
-            CacheKey::AllApps => render::applications(&tables.apps, |_| true, 1, now),
+            CacheKey::AllApps => render::applications(&tables.apps, now),
             CacheKey::Delta => {
                 let version = self.delta_version.fetch_add(1, Ordering::Relaxed) + 1;
                 render::delta(&tables.apps, &self.delta.leases(), version, now)
             }
             CacheKey::App(name) => render::application(name, tables.apps.get(name), now),
             CacheKey::Vip(vip) => {
-                render::applications(&tables.apps, |i| record::vips(i).any(|v| v == vip), -1, now)
+                render::vip(&tables.apps, |i| record::vips(i).any(|v| v == vip), now)
             }
-            CacheKey::Svip(vip) => render::applications(
+            CacheKey::Svip(vip) => render::vip(
                 &tables.apps,
                 |i| record::secure_vips(i).any(|v| v == vip),
-                -1,
                 now,
             ),
         }
@@ -518,39 +585,53 @@ impl Registry {
 
     /// Number of registered instances.
     pub(crate) fn size(&self) -> usize {
-        self.read().apps.values().map(BTreeMap::len).sum()
+        self.read().count
     }
 
     /// One eviction run (§5.2); `extra_ms` compensates a late timer.
+    ///
+    /// Eureka's rule holds for leases that proved their clients alive (established): while
+    /// self-preservation is engaged none of them goes, else at most the share of the registry
+    /// the renewal threshold leaves (15 % by default), picked at random. An expired lease that
+    /// never proved its client alive goes in every run: a burst of registrations that never
+    /// renew, or renew for less than an expected renewal interval, neither counts toward the
+    /// renewals expected nor holds eviction back.
     pub(crate) fn evict(&self, extra_ms: u64) -> usize {
-        if !self.lease_expiration_enabled() {
-            return 0;
-        }
+        let enabled = self.lease_expiration_enabled();
         let now = self.clock.now_ms();
-        let (mut expired, size) = {
+        let (mut established, unproven, size) = {
             let tables = self.read();
-            let mut expired = Vec::new();
-            let mut size = 0usize;
+            let (mut established, mut unproven) = (Vec::new(), Vec::new());
             for (app, leases) in &tables.apps {
-                size += leases.len();
                 for (id, lease) in leases {
                     if lease.is_expired(now, extra_ms) {
-                        expired.push((app.clone(), id.clone()));
+                        let name = (app.clone(), id.clone());
+                        if lease.is_established() {
+                            established.push(name);
+                        } else {
+                            unproven.push(name);
+                        }
                     }
                 }
             }
-            (expired, size)
+            (established, unproven, tables.count)
         };
-        let keep = (size as f64 * self.config.renewal_percent_threshold) as usize;
-        let limit = size.saturating_sub(keep).min(expired.len());
-        expired.shuffle(&mut rand::rng());
-        expired.truncate(limit);
-        for (app, id) in &expired {
+        if enabled {
+            let keep = (size as f64 * self.config.renewal_percent_threshold) as usize;
+            let limit = size.saturating_sub(keep).min(established.len());
+            established.shuffle(&mut rand::rng());
+            established.truncate(limit);
+        } else {
+            established.clear();
+        }
+        let mut evicted = 0;
+        for (app, id) in unproven.iter().chain(&established) {
             if self.cancel(app, id, true) {
                 tracing::info!(app = %app, id = %id, "evicted expired lease");
+                evicted += 1;
             }
         }
-        expired.len()
+        evicted
     }
 
     /// The peer fan-out.
@@ -563,9 +644,16 @@ impl Registry {
         self.renews.roll();
     }
 
-    /// The 15-minute threshold update: trusts the local count unless it dropped sharply.
+    /// The 15-minute threshold update: trusts the local count of established leases unless it
+    /// dropped sharply.
     pub(crate) fn update_threshold(&self) {
-        let count = u32::try_from(self.size()).unwrap_or(u32::MAX);
+        let established = self.with_apps(|apps| {
+            apps.values()
+                .flat_map(|leases| leases.values())
+                .filter(|lease| lease.is_established())
+                .count()
+        });
+        let count = u32::try_from(established).unwrap_or(u32::MAX);
         if count == 0 {
             return;
         }
@@ -618,6 +706,11 @@ impl Registry {
             count,
             render::delta(&tables.apps, &self.delta.leases(), version, now),
         )
+    }
+
+    /// How many documents the read-only cache holds.
+    pub(crate) fn read_only_cached(&self) -> usize {
+        self.cache.read_only_len()
     }
 
     /// Drops delta entries past the retention.

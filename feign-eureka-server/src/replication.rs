@@ -1,6 +1,7 @@
 //! Peer replication: the per-peer batching senders, and the batches peers send applied to the
 //! local registry.
 
+use std::net::IpAddr;
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 
@@ -16,7 +17,57 @@ use crate::config::ServerConfig;
 use crate::record;
 use crate::registry::{Registry, RenewOutcome};
 use crate::replicator::PeerQueues;
+use crate::state::AppState;
+use crate::validate;
 use feign_eureka::model::InstanceStatus;
+
+/// Applies a batch a peer at `peer` sent (JSON) item by item, each checked as a request of
+/// its own would be: the answer to each, or why the batch cannot be read.
+pub(crate) fn apply_batch(
+    state: &AppState,
+    peer: IpAddr,
+    body: &[u8],
+) -> Result<BatchResponse, serde_json::Error> {
+    let list: ReplicationList = serde_json::from_slice(body)?;
+    let limits = &state.registry.config.limits;
+    let refused = |status_code| ItemResponse {
+        status_code,
+        response_entity: None,
+    };
+    let response_list = list
+        .replication_list
+        .into_iter()
+        .map(|item| {
+            let valid = validate::app_name(&item.app_name, limits)
+                .and_then(|()| validate::instance_id(&item.id, limits))
+                .and_then(|()| match &item.instance_info {
+                    Some(info) => {
+                        validate::registration(info, &item.app_name.to_ascii_uppercase(), limits)
+                    }
+                    None => Ok(()),
+                });
+            match valid {
+                Ok(()) if !admits(state, peer, &item) => refused(503),
+                Ok(()) => apply(&state.registry, item),
+                Err(_) => refused(400),
+            }
+        })
+        .collect();
+    Ok(BatchResponse { response_list })
+}
+
+/// A replicated registration takes a token of the registration limit, as the peer's own
+/// clients' registrations would; refused ones are answered 503, which peers take as
+/// congestion, and come back through the instances' heartbeats.
+fn admits(state: &AppState, peer: IpAddr, item: &ReplicationItem) -> bool {
+    if item.action != Action::Register {
+        return true;
+    }
+    let Some(limiter) = &state.limiter else {
+        return true;
+    };
+    limiter.acquire(peer, state.registry.clock.now_ms()).is_ok()
+}
 
 /// Applies one replicated item to the local registry and answers like Eureka's resources.
 pub(crate) fn apply(registry: &Registry, item: ReplicationItem) -> ItemResponse {
@@ -32,10 +83,14 @@ pub(crate) fn apply(registry: &Registry, item: ReplicationItem) -> ItemResponse 
     };
     match item.action {
         Action::Register => match item.instance_info {
-            Some(info) if record::app(&info) == app => {
-                registry.register(info, true);
-                found(true)
-            }
+            // An instance past the registry's bounds is refused for good (413), as to a client.
+            Some(info) if record::app(&info) == app => match registry.register(info, true) {
+                Ok(()) => found(true),
+                Err(_) => ItemResponse {
+                    status_code: 413,
+                    response_entity: None,
+                },
+            },
             _ => ItemResponse {
                 status_code: 400,
                 response_entity: None,
@@ -214,7 +269,9 @@ impl Worker {
                 (409, Some(theirs)) => {
                     let ours = registry.stored(&app, &item.id).map(|i| record::ldt(&i));
                     if ours.is_some_and(|ours| record::ldt(&theirs) > ours) {
-                        registry.register(theirs, true);
+                        if let Err(refused) = registry.register(theirs, true) {
+                            tracing::debug!(%refused, "a peer's newer copy was not adopted");
+                        }
                     }
                 }
                 _ => {}

@@ -5,6 +5,7 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 use crate::listing::ListingCache;
+use crate::offload::Offload;
 use crate::rate::RateLimiter;
 use crate::registry::Registry;
 use crate::watch::Watches;
@@ -14,6 +15,8 @@ use crate::watch::Watches;
 pub(crate) struct AppState {
     pub(crate) registry: Arc<Registry>,
     pub(crate) limiter: Option<RateLimiter>,
+    /// Registration bytes by client address.
+    pub(crate) bytes_limiter: Option<RateLimiter>,
     /// Metadata updates by application and instance id.
     pub(crate) metadata_limiter: Option<RateLimiter<(String, String)>>,
     pub(crate) shutting_down: AtomicBool,
@@ -26,4 +29,6 @@ pub(crate) struct AppState {
     pub(crate) dashboard: ListingCache,
     /// Push discovery's long polls.
     pub(crate) watches: Watches,
+    /// Where heavy work runs: parsing bodies, rendering documents and pages.
+    pub(crate) offload: Offload,
 }

@@ -3,5 +3,5 @@
 //! its models check the code that ships.
 
 pub(crate) use arc_swap::ArcSwap;
-pub(crate) use std::sync::atomic::{AtomicU64, Ordering};
+pub(crate) use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 pub(crate) use std::sync::{Arc, Mutex, MutexGuard};

@@ -2,9 +2,11 @@
 
 use std::borrow::Cow;
 
+use std::fmt;
+
 use crate::config::Limits;
 use feign_eureka::model::{InstanceInfo, InstanceStatus, ParseStatusError};
-use serde::Deserialize;
+use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
 
 /// Why a request is refused with 400; its message is the plain-text response body.
@@ -183,66 +185,33 @@ pub(crate) fn metadata<'a>(
     Ok(())
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn app_names_reject_traversal_and_separators() {
-        let limits = Limits::default();
-        assert!(app_name("JAVA-SVC", &limits).is_ok());
-        assert!(app_name("../X", &limits).is_err());
-        assert!(app_name("A/B", &limits).is_err());
-        assert!(app_name("..", &limits).is_err());
-        assert!(app_name(&"A".repeat(10 * 1024), &limits).is_err());
-    }
-
-    #[test]
-    fn instance_ids_reject_delimiters() {
-        let limits = Limits::default();
-        assert!(instance_id("10.0.0.5:rust-svc:9000", &limits).is_ok());
-        assert!(instance_id("a/b", &limits).is_err());
-        assert!(instance_id("a b", &limits).is_err());
-        assert!(instance_id("a\r\nb", &limits).is_err());
-    }
-}
-
-/// The fields of a registration body whose values the wire model reads tolerantly (a port out of
-/// range reads as 0, an unknown status as `UNKNOWN`), checked as written.
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct WireValues {
-    port: Option<Value>,
-    secure_port: Option<Value>,
-    status: Option<Value>,
-    overridden_status: Option<Value>,
-}
-
-#[derive(Deserialize)]
-struct Envelope {
-    instance: Option<WireValues>,
-}
-
-/// Refuses a registration body whose ports are not numbers in `0..=65535` or whose statuses are
-/// not Eureka's names (`UP`, `DOWN`, `STARTING`, `OUT_OF_SERVICE`, `UNKNOWN`), naming the field.
-/// A body the wire model already refused never gets here.
-pub(crate) fn wire_values(body: &[u8]) -> Result<(), Invalid> {
-    let Ok(Envelope {
-        instance: Some(values),
-    }) = serde_json::from_slice::<Envelope>(body)
-    else {
+/// Refuses a registration body the wire model would read differently from what it says: a
+/// key given twice in any object (the model keeps the last; `"port":{"$":8080},"port":{"$":-1}`
+/// once stored port 0), an element given twice where one is read (`from_xml`: the conversion
+/// makes it a list), a port outside `0..=65535`, a status that is not one of Eureka's names
+/// (`status`, `overriddenStatus` and the legacy `overriddenstatus`), a lease duration that is
+/// not a whole number of seconds a `u32` holds, or a timestamp that is not a whole number of
+/// milliseconds. Each names the field. A body the wire model already refused never gets here.
+pub(crate) fn wire_values(body: &[u8], from_xml: bool) -> Result<(), Invalid> {
+    let mut reader = serde_json::Deserializer::from_slice(body);
+    let document = UniqueKeys
+        .deserialize(&mut reader)
+        .map_err(|error| Invalid::from(error.to_string()))?;
+    let Some(Value::Object(instance)) = document.get("instance") else {
         return Ok(());
     };
-    for (name, port) in [("port", &values.port), ("securePort", &values.secure_port)] {
-        if let Some(port) = port {
+    if from_xml {
+        if let Some((name, _)) = instance.iter().find(|(_, v)| holds_a_list(v)) {
+            return Err(format!("element <{name}> is given more than once").into());
+        }
+    }
+    for name in ["port", "securePort"] {
+        if let Some(port) = instance.get(name) {
             check_port(name, port)?;
         }
     }
-    for (name, status) in [
-        ("status", &values.status),
-        ("overriddenStatus", &values.overridden_status),
-    ] {
-        match status {
+    for name in ["status", "overriddenStatus", "overriddenstatus"] {
+        match instance.get(name) {
             None | Some(Value::Null) => {}
             Some(Value::String(status)) => {
                 status.parse::<InstanceStatus>()?;
@@ -250,7 +219,100 @@ pub(crate) fn wire_values(body: &[u8]) -> Result<(), Invalid> {
             Some(other) => return Err(format!("{name} {other} is not a status name").into()),
         }
     }
+    if let Some(Value::Object(lease)) = instance.get("leaseInfo") {
+        for name in ["renewalIntervalInSecs", "durationInSecs"] {
+            if let Some(secs) = lease.get(name) {
+                check_whole(name, secs, u64::from(u32::MAX))?;
+            }
+        }
+    }
+    for name in ["lastDirtyTimestamp", "lastUpdatedTimestamp"] {
+        if let Some(ms) = instance.get(name) {
+            check_whole(name, ms, u64::MAX)?;
+        }
+    }
     Ok(())
+}
+
+/// Whether `value` is, or holds, a list.
+fn holds_a_list(value: &Value) -> bool {
+    match value {
+        Value::Array(_) => true,
+        Value::Object(fields) => fields.values().any(holds_a_list),
+        _ => false,
+    }
+}
+
+/// A whole number in `0..=max`, as a number or a numeric string; null reads as absent.
+fn check_whole(name: &str, value: &Value, max: u64) -> Result<(), Invalid> {
+    let whole = match value {
+        Value::Null => return Ok(()),
+        Value::Number(n) => n.as_u64(),
+        Value::String(text) => text.trim().parse::<u64>().ok(),
+        _ => None,
+    };
+    match whole {
+        Some(n) if n <= max => Ok(()),
+        _ => Err(format!("{name} {value} is not a whole number from 0 to {max}").into()),
+    }
+}
+
+/// Reads a JSON document as a [`Value`], refusing a key given twice in any object.
+struct UniqueKeys;
+
+impl<'de> DeserializeSeed<'de> for UniqueKeys {
+    type Value = Value;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for UniqueKeys {
+    type Value = Value;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a JSON value")
+    }
+
+    fn visit_bool<E: de::Error>(self, v: bool) -> Result<Value, E> {
+        Ok(Value::Bool(v))
+    }
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+    fn visit_unit<E: de::Error>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+        let mut items = Vec::new();
+        while let Some(item) = seq.next_element_seed(UniqueKeys)? {
+            items.push(item);
+        }
+        Ok(Value::Array(items))
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+        let mut fields = serde_json::Map::new();
+        while let Some(key) = map.next_key::<String>()? {
+            if fields.contains_key(&key) {
+                return Err(de::Error::custom(format_args!(
+                    "the key {key:?} is given more than once"
+                )));
+            }
+            let value = map.next_value_seed(UniqueKeys)?;
+            fields.insert(key, value);
+        }
+        Ok(Value::Object(fields))
+    }
 }
 
 /// A port as Eureka writes it (`{"$": 8080, "@enabled": "true"}`), or a bare number: its number,
@@ -295,4 +357,28 @@ pub(crate) fn last_dirty(ldt: u64, now_ms: u64, limits: &Limits) -> Result<(), I
         .into());
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn app_names_reject_traversal_and_separators() {
+        let limits = Limits::default();
+        assert!(app_name("JAVA-SVC", &limits).is_ok());
+        assert!(app_name("../X", &limits).is_err());
+        assert!(app_name("A/B", &limits).is_err());
+        assert!(app_name("..", &limits).is_err());
+        assert!(app_name(&"A".repeat(10 * 1024), &limits).is_err());
+    }
+
+    #[test]
+    fn instance_ids_reject_delimiters() {
+        let limits = Limits::default();
+        assert!(instance_id("10.0.0.5:rust-svc:9000", &limits).is_ok());
+        assert!(instance_id("a/b", &limits).is_err());
+        assert!(instance_id("a b", &limits).is_err());
+        assert!(instance_id("a\r\nb", &limits).is_err());
+    }
 }

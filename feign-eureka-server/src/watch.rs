@@ -5,13 +5,22 @@
 //! delta queue recorded. A caller holding another server's version (or none) is answered at
 //! once with the whole delta queue, as a delta fetch would be; hash reconciliation on the
 //! client covers anything older than the queue, as it does for deltas.
+//!
+//! The delta is rendered once for every watch it can answer: a watch takes the last rendering
+//! whenever it holds the change the watch waits for, and only a watch that needs a newer one
+//! renders, as a heavy job, one at a time, while the others wait for it without holding a
+//! worker. However fast changes come and however many watch, renderings follow the changes,
+//! not the watches, and the changes made while one runs share the next.
 
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
-use tokio::sync::{watch, OwnedSemaphorePermit, Semaphore};
+use tokio::sync::{watch, Mutex, OwnedSemaphorePermit, Semaphore};
 
 use crate::cache::Payload;
+use crate::media::Format;
+use crate::offload::Offload;
 use crate::registry::Registry;
 use crate::validate::Invalid;
 
@@ -38,7 +47,7 @@ pub(crate) enum Outcome {
 }
 
 /// The watches' shared state: the cap, this server's epoch, the shutdown signal and the last
-/// rendered delta (every watch woken by one change shares one rendering).
+/// rendered delta with the count of changes it holds at least.
 #[derive(Debug)]
 pub(crate) struct Watches {
     epoch: u64,
@@ -46,6 +55,8 @@ pub(crate) struct Watches {
     permits: Arc<Semaphore>,
     closed: watch::Sender<bool>,
     rendered: Mutex<Option<(u64, Arc<Payload>)>>,
+    /// How many times the delta was rendered for watches.
+    renders: AtomicU64,
 }
 
 impl Watches {
@@ -57,6 +68,7 @@ impl Watches {
             permits: Arc::new(Semaphore::new(cap)),
             closed: watch::Sender::new(false),
             rendered: Mutex::new(None),
+            renders: AtomicU64::new(0),
         }
     }
 
@@ -83,10 +95,16 @@ impl Watches {
         Ok((epoch == self.epoch).then_some(count))
     }
 
+    /// How many times the delta was rendered for watches.
+    pub(crate) fn renders(&self) -> u64 {
+        self.renders.load(Ordering::Relaxed)
+    }
+
     /// Waits for a change after `after` (none: answer at once) for up to `wait`.
     pub(crate) async fn watch(
         &self,
-        registry: &Registry,
+        registry: &Arc<Registry>,
+        offload: &Offload,
         after: Option<&str>,
         wait: Duration,
     ) -> Result<Outcome, Invalid> {
@@ -102,35 +120,58 @@ impl Watches {
             return Ok(Outcome::Closed);
         }
         let mut changes = registry.subscribe_changes();
-        if let Some(seen) = seen {
-            let newer = changes.wait_for(|count| *count > seen);
-            tokio::select! {
-                woke = newer => if woke.is_err() { return Ok(Outcome::Closed) },
-                _ = tokio::time::sleep(wait) => return Ok(Outcome::Unchanged(self.version(seen))),
-                _ = closed.changed() => return Ok(Outcome::Closed),
+        // The rendering must hold the change the watch waits for, or, for a caller without a
+        // version of this server, every change made before it asked.
+        let needed = match seen {
+            Some(seen) => {
+                let newer = changes.wait_for(|count| *count > seen);
+                tokio::select! {
+                    woke = newer => if woke.is_err() { return Ok(Outcome::Closed) },
+                    _ = tokio::time::sleep(wait) => {
+                        return Ok(Outcome::Unchanged(self.version(seen)));
+                    }
+                    _ = closed.changed() => return Ok(Outcome::Closed),
+                }
+                seen + 1
             }
+            None => registry.changes_recorded(),
+        };
+        match self.rendered(registry, offload, needed).await {
+            Some((count, payload)) => Ok(Outcome::Changed(payload, self.version(count))),
+            None => Ok(Outcome::Closed),
         }
-        let (count, payload) = self.render(registry);
-        Ok(Outcome::Changed(payload, self.version(count)))
     }
 
     fn permit(&self) -> Result<OwnedSemaphorePermit, tokio::sync::TryAcquireError> {
         self.permits.clone().try_acquire_owned()
     }
 
-    /// The delta as of now, rendered once for all the watches that ask after one change.
-    fn render(&self, registry: &Registry) -> (u64, Arc<Payload>) {
-        let current = registry.changes_recorded();
-        let mut rendered = self.rendered.lock().unwrap_or_else(|e| e.into_inner());
+    /// A rendering of the delta holding at least `needed` changes: the last one if it does,
+    /// else a new one, rendered (and gzipped as JSON, the form clients watch in) as a heavy
+    /// job; `None` when the runtime is shutting down.
+    async fn rendered(
+        &self,
+        registry: &Arc<Registry>,
+        offload: &Offload,
+        needed: u64,
+    ) -> Option<(u64, Arc<Payload>)> {
+        let mut rendered = self.rendered.lock().await;
         if let Some((count, payload)) = rendered.as_ref() {
-            if *count == current {
-                return (*count, payload.clone());
+            if *count >= needed {
+                return Some((*count, payload.clone()));
             }
         }
-        let (count, payload) = registry.fresh_delta();
-        let payload = Arc::new(payload);
+        let registry = registry.clone();
+        let (count, payload) = offload
+            .run(move || {
+                let (count, payload) = registry.fresh_delta();
+                payload.gzip(Format::Json, false);
+                (count, Arc::new(payload))
+            })
+            .await?;
+        self.renders.fetch_add(1, Ordering::Relaxed);
         *rendered = Some((count, payload.clone()));
-        (count, payload)
+        Some((count, payload))
     }
 }
 

@@ -133,6 +133,7 @@ pub(crate) fn serve_if_child() -> bool {
             .read_only_cache(false)
             .eviction_interval(Duration::from_secs(1))
             .registration_rate_limit(None)
+            .registration_bytes_limit(None)
             .start()
             .await
             .expect("embedded registry starts");

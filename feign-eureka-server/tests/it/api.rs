@@ -541,3 +541,33 @@ async fn status_overrides_are_kept_per_application_and_instance() {
     assert_eq!(status_of("A").await.1, "OUT_OF_SERVICE");
     server.shutdown().await;
 }
+
+/// 1,100 requests for VIPs no instance has, on a registry serving reads from its read-only
+/// cache (as in production): answered, but none kept, so they neither fill the cache (1,024
+/// documents, each rendered again every 30 s) nor keep a real VIP out of it.
+#[tokio::test]
+async fn vips_nobody_has_do_not_fill_the_response_cache() {
+    let server = feign_eureka_server::EurekaServer::builder()
+        .bind("127.0.0.1:0")
+        .self_preservation(false)
+        .start()
+        .await
+        .unwrap();
+    let base = server.url();
+    assert_eq!(
+        register(base, "ORDERS", &instance("ORDERS", "o-1", 8080, "UP", 1)).await,
+        204
+    );
+    for i in 0..1_100 {
+        let (status, body) = call(reqwest::Method::GET, base, &format!("vips/junk{i}")).await;
+        assert_eq!(status, 200, "{body}");
+    }
+    assert!(
+        server.cached_documents() <= 1,
+        "{} kept",
+        server.cached_documents()
+    );
+    assert_eq!(call(reqwest::Method::GET, base, "vips/orders").await.0, 200);
+    assert_eq!(server.cached_documents(), 1, "the real VIP is kept");
+    server.shutdown().await;
+}

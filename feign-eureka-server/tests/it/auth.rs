@@ -206,3 +206,74 @@ async fn replicated_registrations_count_against_the_registration_limit() {
     assert_eq!(server.instance_count(), admitted);
     server.shutdown().await;
 }
+
+/// `x-netflix-discovery-replication: true` on a registration from an address that is not a
+/// peer's is ignored: the registration is a client's, and the registration limit holds.
+#[tokio::test]
+async fn the_replication_header_from_a_stranger_skips_no_limit() {
+    let server = dev()
+        .registration_rate_limit(Some((20, 10)))
+        .start()
+        .await
+        .unwrap();
+    let base = server.url();
+    let mut statuses = Vec::new();
+    for n in 0..100 {
+        let body = instance("A", &format!("a-{n}"), 8080, "UP", 1_732_881_099_990);
+        let response = http()
+            .post(format!("{base}apps/A"))
+            .header("x-netflix-discovery-replication", "true")
+            .header("Content-Type", "application/json")
+            .body(body.to_string())
+            .send()
+            .await
+            .unwrap();
+        statuses.push(response.status().as_u16());
+    }
+    let admitted = statuses.iter().filter(|&&s| s == 204).count();
+    assert!((20..40).contains(&admitted), "{admitted} of 100 admitted");
+    assert!(
+        statuses.iter().all(|&s| s == 204 || s == 429),
+        "{statuses:?}"
+    );
+    server.shutdown().await;
+}
+
+/// `GET apps/` from `from` with `password` (none: no credentials); the status.
+async fn get_from(base: &str, from: Ipv4Addr, password: Option<&str>) -> u16 {
+    let client = reqwest::Client::builder()
+        .local_address(IpAddr::V4(from))
+        .no_proxy()
+        .build()
+        .unwrap();
+    let mut request = client.get(format!("{base}apps/"));
+    if let Some(password) = password {
+        request = request.basic_auth(USER, Some(password));
+    }
+    request.send().await.unwrap().status().as_u16()
+}
+
+/// 50 wrong passwords from one address: ten get 401, the rest 429, and so does the right one
+/// from that address until it may try again (a second later); the right password from another
+/// address works all along, and asking without credentials counts for nothing.
+#[tokio::test]
+async fn wrong_credentials_are_throttled_per_address() {
+    let server = dev().credentials(USER, PASSWORD).start().await.unwrap();
+    let base = server.url();
+    let (guesser, other) = (Ipv4Addr::LOCALHOST, Ipv4Addr::new(127, 0, 0, 2));
+    for _ in 0..20 {
+        assert_eq!(get_from(base, guesser, None).await, 401, "no credentials");
+    }
+    let mut statuses = Vec::new();
+    for n in 0..50 {
+        statuses.push(get_from(base, guesser, Some(&format!("guess-{n}"))).await);
+    }
+    assert!(statuses[..10].iter().all(|&s| s == 401), "{statuses:?}");
+    assert!(statuses[10..].iter().all(|&s| s == 429), "{statuses:?}");
+    assert_eq!(get_from(base, guesser, Some(PASSWORD)).await, 429);
+    assert_eq!(get_from(base, other, Some(PASSWORD)).await, 200);
+    assert_eq!(get_from(base, other, Some("guess")).await, 401);
+    tokio::time::sleep(Duration::from_millis(1_100)).await;
+    assert_eq!(get_from(base, guesser, Some(PASSWORD)).await, 200);
+    server.shutdown().await;
+}

@@ -1,7 +1,8 @@
 //! Registrations whose values the wire model would read tolerantly are refused with 400 and a
-//! reason instead: ports that are negative, above 65535 or not numbers, statuses that are not
-//! Eureka's, and a `lastDirtyTimestamp` beyond the clock-skew bound (which would pin a forged
-//! record against every later registration of the instance).
+//! reason instead: keys given twice, ports that are negative, above 65535 or not numbers,
+//! statuses that are not Eureka's, lease durations and timestamps that are not whole numbers,
+//! and a `lastDirtyTimestamp` beyond the clock-skew bound (which would pin a forged record
+//! against every later registration of the instance).
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -60,6 +61,116 @@ async fn ports_and_statuses_eureka_cannot_hold_get_400_with_a_reason() {
     body["instance"]["port"] = json!({"$": "65535", "@enabled": "true"});
     body["instance"]["securePort"] = json!({"$": 0, "@enabled": "false"});
     assert_eq!(register(base, "A", &body).await, 204);
+    server.shutdown().await;
+}
+
+/// A registration's JSON with `extra` (raw JSON, `"key":value` pairs) added at the end of
+/// its instance, where the wire model reads the last of two equal keys.
+fn with_extra(extra: &str) -> String {
+    let body = instance("A", "a-1", 8080, "UP", now_ms()).to_string();
+    let open = body.strip_suffix("}}").expect("an instance object");
+    format!("{open},{extra}}}}}")
+}
+
+#[tokio::test]
+async fn keys_given_twice_and_values_out_of_range_get_400_naming_them() {
+    let server = start().await;
+    let base = server.url();
+    let cases = [
+        (
+            r#""port":{"$":-1,"@enabled":"true"}"#,
+            "\"port\" is given more than once",
+        ),
+        (r#""status":"HACKED""#, "\"status\" is given more than once"),
+        (
+            r#""securePort":99999"#,
+            "\"securePort\" is given more than once",
+        ),
+        (
+            r#""metadata":{"a":"1","a":"2"}"#,
+            "\"metadata\" is given more than once",
+        ),
+        (r#""overriddenstatus":"HACKED""#, "HACKED"),
+    ];
+    for (extra, reason) in cases {
+        let (status, text) = post_raw(base, "apps/A", with_extra(extra).into_bytes()).await;
+        assert_eq!(status, 400, "{extra}: {text}");
+        assert!(text.contains(reason), "{extra}: {text}");
+    }
+    let out_of_range = [
+        (
+            "leaseInfo",
+            json!({"durationInSecs": -5}),
+            "durationInSecs -5",
+        ),
+        (
+            "leaseInfo",
+            json!({"renewalIntervalInSecs": 4_294_967_296u64}),
+            "renewalIntervalInSecs 4294967296",
+        ),
+        (
+            "lastUpdatedTimestamp",
+            json!("-1"),
+            "lastUpdatedTimestamp \"-1\"",
+        ),
+        ("lastDirtyTimestamp", json!(1.5), "lastDirtyTimestamp 1.5"),
+    ];
+    for (field, value, reason) in out_of_range {
+        let mut body = instance("A", "a-1", 8080, "UP", now_ms());
+        body["instance"][field] = value.clone();
+        let (status, text) = register_text(base, &body).await;
+        assert_eq!(status, 400, "{field} = {value}: {text}");
+        assert!(text.contains(reason), "{field} = {value}: {text}");
+    }
+    // Twice inside a nested object, and with the duplicate first.
+    let mut body = instance("A", "a-1", 8080, "UP", now_ms()).to_string();
+    body = body.replacen(r#""port":{"#, r#""port":{"$":-1,"#, 1);
+    let (status, text) = post_raw(base, "apps/A", body.into_bytes()).await;
+    assert_eq!(status, 400, "{text}");
+    assert!(text.contains("\"$\" is given more than once"), "{text}");
+    assert_eq!(server.instance_count(), 0, "nothing was stored");
+    server.shutdown().await;
+}
+
+#[tokio::test]
+async fn xml_elements_given_twice_get_400_naming_them() {
+    let server = start().await;
+    let base = server.url();
+    let registration = |inner: &str| {
+        format!(
+            "<instance><instanceId>a-1</instanceId><hostName>h</hostName><app>A</app>\
+             <ipAddr>127.0.0.1</ipAddr><status>UP</status>\
+             <dataCenterInfo class=\"com.netflix.appinfo.InstanceInfo$DefaultDataCenterInfo\">\
+             <name>MyOwn</name></dataCenterInfo>{inner}</instance>"
+        )
+    };
+    for (inner, reason) in [
+        ("<port>8080</port><port>-1</port>", "port"),
+        ("<status>UP</status>", "status"),
+        ("<metadata><a>1</a><a>2</a></metadata>", "metadata"),
+    ] {
+        let response = http()
+            .post(format!("{base}apps/A"))
+            .header("Content-Type", "application/xml")
+            .body(registration(inner))
+            .send()
+            .await
+            .unwrap();
+        let status = response.status().as_u16();
+        let text = response.text().await.unwrap();
+        assert_eq!(status, 400, "{inner}: {text}");
+        assert!(text.contains(&format!("<{reason}>")), "{inner}: {text}");
+    }
+    let response = http()
+        .post(format!("{base}apps/A"))
+        .header("Content-Type", "application/xml")
+        .body(registration(
+            "<port>8080</port><metadata><a>1</a><b>2</b></metadata>",
+        ))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 204, "each element once is taken");
     server.shutdown().await;
 }
 

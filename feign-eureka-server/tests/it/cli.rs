@@ -31,14 +31,19 @@ fn every_command_has_help() {
         "--no-self-preservation",
         "--dev",
         "--header-read-timeout",
+        "--body-read-timeout",
         "--idle-timeout",
         "--max-connections",
         "--max-watchers",
+        "--max-instance-bytes",
+        "--max-registry-bytes",
+        "--max-instances",
     ] {
         assert!(out.contains(flag), "{flag} missing from:\n{out}");
     }
     let (ok, out, _) = run(&["apps", "--help"]);
     assert!(ok && out.contains("--server"), "{out}");
+    assert!(out.contains("--max-registry-bytes"), "{out}");
     let (ok, out, _) = run(&["--help"]);
     assert!(ok && out.contains("serve") && out.contains("apps"), "{out}");
 }
@@ -263,4 +268,67 @@ async fn serve_with_a_client_ca_requires_a_client_certificate() {
     assert!(without.is_err(), "no certificate, no answer: {without:?}");
     child.kill().unwrap();
     child.wait().unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn apps_escapes_format_characters_a_registry_holds() {
+    let server = start().await;
+    let mut body = instance("ORDERS", "10.0.0.5:orders:8080", 8080, "UP", 1);
+    // A right-to-left override shows `host\u{202e}gnp.exe` as `hostexe.png`; a zero-width space
+    // and a line separator hide in plain sight.
+    body["instance"]["hostName"] = "host\u{202e}gnp.exe".into();
+    body["instance"]["metadata"]["zone"] = "zone\u{200b}-a\u{2028}".into();
+    assert_eq!(register(server.url(), "ORDERS", &body).await, 204);
+    let (ok, out, err) = apps_of(server.url()).await;
+    assert!(ok, "{err}");
+    assert!(
+        !out.contains(['\u{202e}', '\u{200b}', '\u{2028}']),
+        "{out:?}"
+    );
+    assert!(out.contains("host\\u{202e}gnp.exe:8080"), "{out}");
+    assert!(out.contains("zone\\u{200b}-a\\u{2028}"), "{out}");
+    server.shutdown().await;
+}
+
+/// A registry whose answer never ends (64 MiB, then the connection closes) or that sends a
+/// gzip bomb (100 KB that inflate to 100 MiB): `apps` gives up at its cap, 32 MiB, naming it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn apps_reads_a_registry_within_its_cap() {
+    use std::io::Write;
+    let endless = feign_test_support::RawServer::start_with(
+        |_| {
+            let head: &[u8] =
+                b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n";
+            let mut reply = head.to_vec();
+            reply.resize(head.len() + (64 << 20), b' ');
+            reply
+        },
+        Duration::ZERO,
+    )
+    .await;
+    let mut gzip = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+    gzip.write_all(&vec![b' '; 100 << 20]).unwrap();
+    let bomb = gzip.finish().unwrap();
+    let bomb = feign_test_support::RawServer::start_with(
+        move |_| {
+            let mut reply = format!(
+                "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Encoding: gzip\r\n\
+                 Content-Length: {}\r\n\r\n",
+                bomb.len()
+            )
+            .into_bytes();
+            reply.extend_from_slice(&bomb);
+            reply
+        },
+        Duration::ZERO,
+    )
+    .await;
+    for server in [endless, bomb] {
+        let (ok, _, err) = apps_of(&format!("{}/eureka/", server.url())).await;
+        assert!(!ok);
+        assert!(
+            err.contains("more than 33554432 bytes (--max-registry-bytes)"),
+            "{err}"
+        );
+    }
 }

@@ -1,6 +1,7 @@
-//! Slow, idle and surplus connections: the header-read timeout, the idle timeout, the
-//! connection cap, and a crowd of slow and idle clients beside one that works. The crowd is
-//! shared with `fd_limit`, which runs it against a registry with few file descriptors.
+//! Slow, idle and surplus connections: the header-read, body-read and idle timeouts, the
+//! minimum response rate, the connection cap, and a crowd of slow and idle clients beside one
+//! that works. The crowd is shared with `fd_limit`, which runs it against a registry with few
+//! file descriptors.
 
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
@@ -69,6 +70,33 @@ pub(crate) fn slow_headers(addr: SocketAddr, count: usize) -> Vec<JoinHandle<()>
                         return;
                     }
                     tokio::time::sleep(Duration::from_secs(1)).await;
+                }
+            })
+        })
+        .collect()
+}
+
+/// Clients that send a registration's head and then its body a byte a second, never finishing
+/// it.
+pub(crate) fn slow_bodies(addr: SocketAddr, count: usize) -> Vec<JoinHandle<()>> {
+    (0..count)
+        .map(|_| {
+            tokio::spawn(async move {
+                let Ok(mut stream) = TcpStream::connect(addr).await else {
+                    return;
+                };
+                let head = format!(
+                    "POST /eureka/apps/A HTTP/1.1\r\nHost: {addr}\r\n\
+                     Content-Type: application/json\r\nContent-Length: 100000\r\n\r\n{{"
+                );
+                if stream.write_all(head.as_bytes()).await.is_err() {
+                    return;
+                }
+                loop {
+                    tokio::time::sleep(Duration::from_secs(1)).await;
+                    if stream.write_all(b" ").await.is_err() {
+                        return;
+                    }
                 }
             })
         })
@@ -216,5 +244,117 @@ async fn at_the_cap_the_longest_idle_connection_makes_room() {
         .await
         .unwrap();
     assert_eq!(read_response(youngest).await, Some(200));
+    server.shutdown().await;
+}
+
+/// A body sent too slowly is cut off at the body-read timeout, however steadily its bytes come
+/// (one every 200 ms here: a timeout between chunks would never end it).
+#[tokio::test]
+async fn a_body_sent_too_slowly_is_cut_off() {
+    let server = dev()
+        .body_read_timeout(Duration::from_secs(1))
+        .start()
+        .await
+        .unwrap();
+    let addr = server.local_addr();
+    let mut stream = TcpStream::connect(addr).await.unwrap();
+    let head = format!(
+        "POST /eureka/apps/A HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\n\
+         Content-Length: 1000\r\n\r\n{{"
+    );
+    stream.write_all(head.as_bytes()).await.unwrap();
+    let started = Instant::now();
+    let mut cut_off = false;
+    for _ in 0..25 {
+        if stream.write_all(b" ").await.is_err()
+            || closed_within(&mut stream, Duration::from_millis(200)).await
+        {
+            cut_off = true;
+            break;
+        }
+    }
+    assert!(cut_off, "the body kept its connection for 5 s");
+    let took = started.elapsed();
+    assert!(
+        took >= Duration::from_millis(900) && took < Duration::from_secs(4),
+        "{took:?}"
+    );
+    server.shutdown().await;
+}
+
+/// At the cap, a connection stalled in the middle of a body makes room for a working client,
+/// as an idle one does: the server is not working on it, its client is.
+#[tokio::test]
+async fn at_the_cap_a_connection_stalled_mid_body_makes_room() {
+    let server = dev()
+        .max_connections(5)
+        .body_read_timeout(Duration::from_secs(60))
+        .start()
+        .await
+        .unwrap();
+    let addr = server.local_addr();
+    let stalled = slow_bodies(addr, 5);
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    served_within_a_second(server.url()).await;
+    served_within_a_second(server.url()).await;
+    for task in stalled {
+        task.abort();
+    }
+    server.shutdown().await;
+}
+
+/// `count` registrations of about 60 KB each (15 metadata values of 4,000 bytes).
+async fn register_large(base: &str, count: usize) {
+    for i in 0..count {
+        let body = crate::support::large_instance("BIG", &format!("big-{i}"), 15, "x");
+        assert_eq!(crate::support::register(base, "BIG", &body).await, 204);
+    }
+}
+
+/// A client that reads a 6 MB registry a kilobyte a second (with a 4 KiB receive buffer, so
+/// the server's writes block) is cut off once the response falls behind the minimum rate; a
+/// client that reads it at once gets all of it under the same setting.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_response_taken_too_slowly_is_cut_off() {
+    let server = crate::support::unlimited()
+        .min_response_rate(1024 * 1024, Duration::from_secs(1))
+        .start()
+        .await
+        .unwrap();
+    let addr = server.local_addr();
+    register_large(server.url(), 100).await;
+    let whole = http()
+        .get(format!("{}apps", server.url()))
+        .header("Accept", "application/json")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(whole.status(), 200);
+    let size = whole.bytes().await.unwrap().len();
+    assert!(size > 6_000_000, "{size} bytes");
+
+    let socket = tokio::net::TcpSocket::new_v4().unwrap();
+    socket.set_recv_buffer_size(4096).unwrap();
+    let mut stream = socket.connect(addr).await.unwrap();
+    stream
+        .write_all(apps_request(addr).as_bytes())
+        .await
+        .unwrap();
+    let started = Instant::now();
+    let mut received = 0;
+    let mut chunk = [0u8; 1024];
+    let ended = loop {
+        if started.elapsed() > Duration::from_secs(15) {
+            break false;
+        }
+        match tokio::time::timeout(Duration::from_secs(1), stream.read(&mut chunk)).await {
+            Ok(Ok(0) | Err(_)) => break true,
+            Ok(Ok(n)) => received += n,
+            Err(_) => {}
+        }
+        tokio::time::sleep(Duration::from_secs(1)).await;
+    };
+    assert!(ended, "a slow reader kept its response for 15 s");
+    assert!(received < size / 2, "{received} of {size} bytes read");
     server.shutdown().await;
 }

@@ -1,9 +1,10 @@
 //! The dashboard at 10,000 instances: each request answers one bounded page quickly, the
-//! pages together list every instance once, and a change shows at once.
+//! pages together list every instance once, and a change shows at once; and a page of large
+//! instances stays bounded in bytes.
 
 use std::time::{Duration, Instant};
 
-use crate::support::{dev, http, instance, register};
+use crate::support::{http, instance, large_instance, register, unlimited};
 
 const LDT: u64 = 1_732_881_099_990;
 const INSTANCES: usize = 10_000;
@@ -23,7 +24,7 @@ async fn dashboard(url: &str, page: Option<usize>) -> (String, Duration) {
 
 #[tokio::test]
 async fn the_dashboard_at_10000_instances_answers_bounded_pages() {
-    let server = dev().registration_rate_limit(None).start().await.unwrap();
+    let server = unlimited().start().await.unwrap();
     let base = server.url().to_owned();
     let workers: Vec<_> = (0..16)
         .map(|worker| {
@@ -85,5 +86,33 @@ async fn the_dashboard_at_10000_instances_answers_bounded_pages() {
     assert_eq!(register(&base, "SVC-00", &body).await, 204);
     let (changed, _) = dashboard(&page_url, None).await;
     assert!(changed.contains(r#"id="instance-count">10001<"#));
+    server.shutdown().await;
+}
+
+/// Twenty instances of 512 KB each (128 metadata values of 4,000 characters that each escape
+/// to six bytes, a host name of 2,000): a page shows each value cut with a visible `…` and at
+/// most eight metadata entries, and stays within about a megabyte (it was 20 times larger).
+#[tokio::test]
+async fn a_page_of_large_instances_stays_bounded_in_bytes() {
+    let server = unlimited()
+        .max_instance_bytes(2 << 20)
+        .start()
+        .await
+        .unwrap();
+    let base = server.url().to_owned();
+    for i in 0..20 {
+        let mut body = large_instance("BIG", &format!("big-{i:02}"), 128, "\"");
+        body["instance"]["hostName"] = "&".repeat(2000).into();
+        assert_eq!(register(&base, "BIG", &body).await, 204);
+    }
+    let (page, _) = dashboard(&server.dashboard_url(), None).await;
+    assert!(page.len() < 1_100_000, "{} bytes", page.len());
+    assert_eq!(
+        page.matches("class=\"instance\"").count(),
+        20,
+        "every instance has its row"
+    );
+    assert!(page.contains("&hellip;"), "cut values are marked");
+    assert!(page.contains("+120 more"), "left-out metadata is counted");
     server.shutdown().await;
 }

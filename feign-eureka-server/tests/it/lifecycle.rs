@@ -4,6 +4,7 @@
 use std::time::Duration;
 
 use crate::support::{call, dev, instance, register};
+use feign_eureka_server::EurekaServer;
 use reqwest::Method;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
@@ -77,18 +78,35 @@ async fn netflix_expiry_keeps_a_renewed_lease_for_two_durations() {
     server.shutdown().await;
 }
 
+/// Eureka's rule for an instance that has proved its client alive (renewed one expected
+/// renewal interval after registering, 1 s here): once renewals fall below the threshold, its
+/// expired lease is kept.
 #[tokio::test]
 async fn self_preservation_stops_eviction_below_the_renewal_threshold() {
-    let server = dev().self_preservation(true).start().await.unwrap();
+    let server = dev()
+        .self_preservation(true)
+        .expected_client_renewal_interval(Duration::from_secs(1))
+        .start()
+        .await
+        .unwrap();
     let base = server.url();
     let before = server.self_preservation();
-    assert_eq!((before.expected_clients, before.renews_threshold), (1, 1));
+    // threshold = floor(1 * (60 / 1) * 0.85) = 51.
+    assert_eq!((before.expected_clients, before.renews_threshold), (1, 51));
     assert_eq!(register(base, "A", &short_lease("A", "a-1", 1)).await, 204);
+    assert_eq!(
+        server.self_preservation().expected_clients,
+        1,
+        "not proved yet"
+    );
+    tokio::time::sleep(Duration::from_millis(1_100)).await;
+    assert_eq!(call(Method::PUT, base, "apps/A/a-1").await.0, 200);
     let state = server.self_preservation();
-    // expected 1 + 1 new client; threshold = floor(2 * (60 / 30) * 0.85) = 3.
-    assert_eq!((state.expected_clients, state.renews_threshold), (2, 3));
+    // expected 1 + 1 proved client; threshold = floor(2 * (60 / 1) * 0.85) = 102.
+    assert_eq!((state.expected_clients, state.renews_threshold), (2, 102));
     assert!(state.enabled && !state.lease_expiration_enabled);
-    tokio::time::sleep(Duration::from_millis(1_200)).await;
+    // Renewed, it lives two durations (Netflix's expiry): expired after 2 s.
+    tokio::time::sleep(Duration::from_millis(2_200)).await;
     assert_eq!(
         server.evict_now(),
         0,
@@ -231,4 +249,30 @@ async fn shutdown_answers_every_request_in_flight_and_frees_the_port() {
         .await
         .expect("port reusable");
     again.shutdown().await;
+}
+
+/// A burst of 50 one-second leases that never renew, on a registry with self-preservation on
+/// (as in production): they are not expected to renew, expire, and are evicted, where they
+/// used to engage self-preservation and stop eviction for the whole registry.
+#[tokio::test]
+async fn registrations_that_never_renew_do_not_hold_eviction() {
+    let server = EurekaServer::builder()
+        .bind("127.0.0.1:0")
+        .read_only_cache(false)
+        .start()
+        .await
+        .unwrap();
+    let base = server.url();
+    for i in 0..50 {
+        let mut body = instance("A", &format!("a-{i}"), 8080, "UP", LDT);
+        body["instance"]["leaseInfo"] =
+            serde_json::json!({"renewalIntervalInSecs": 1, "durationInSecs": 1});
+        assert_eq!(register(base, "A", &body).await, 204);
+    }
+    assert_eq!(server.self_preservation().expected_clients, 1);
+    tokio::time::sleep(Duration::from_millis(2500)).await;
+    assert!(!server.self_preservation().lease_expiration_enabled);
+    assert_eq!(server.evict_now(), 50);
+    assert_eq!(server.instance_count(), 0);
+    server.shutdown().await;
 }

@@ -12,6 +12,7 @@ mod dashboard_pages;
 mod embedded;
 mod fd_limit;
 mod lifecycle;
+mod limits;
 mod metadata_limits;
 mod replication;
 mod safety;

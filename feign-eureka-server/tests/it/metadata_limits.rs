@@ -1,23 +1,16 @@
-//! Metadata updates on an instance with large metadata: limited per instance (429 with
-//! `Retry-After` beyond the limit), and the delta queue keeps about one copy of the instance
-//! however many updates it records.
+//! Metadata updates on an instance with large metadata (the instance limit raised for it):
+//! limited per instance (429 with `Retry-After` beyond the limit), and the delta queue keeps
+//! about one copy of the instance however many updates it records.
 
 use std::time::Instant;
 
 use serde_json::Value;
 
-use crate::support::{dev, get_json, http, instance, instances, register};
-
-const LDT: u64 = 1_732_881_099_990;
+use crate::support::{dev, get_json, http, instances, large_instance, register};
 
 /// A registration of `id` with 100 metadata entries of 4,000 bytes: about 400 KB.
 fn large(id: &str) -> Value {
-    let mut body = instance("BIG", id, 8080, "UP", LDT);
-    let metadata: serde_json::Map<String, Value> = (0..100)
-        .map(|i| (format!("k{i}"), Value::from("x".repeat(4000))))
-        .collect();
-    body["instance"]["metadata"] = Value::Object(metadata);
-    body
+    large_instance("BIG", id, 100, "x")
 }
 
 async fn put_metadata(base: &str, id: &str, round: usize) -> reqwest::Response {
@@ -30,7 +23,7 @@ async fn put_metadata(base: &str, id: &str, round: usize) -> reqwest::Response {
 
 #[tokio::test]
 async fn metadata_updates_beyond_the_limit_get_429_with_retry_after() {
-    let server = dev().start().await.unwrap();
+    let server = dev().max_instance_bytes(1 << 20).start().await.unwrap();
     let base = server.url().to_owned();
     assert_eq!(register(&base, "BIG", &large("big-1")).await, 204);
     assert_eq!(register(&base, "BIG", &large("big-2")).await, 204);
@@ -61,7 +54,12 @@ async fn metadata_updates_beyond_the_limit_get_429_with_retry_after() {
 
 #[tokio::test]
 async fn the_delta_queue_keeps_about_one_copy_of_an_instance_updated_400_times() {
-    let server = dev().metadata_rate_limit(None).start().await.unwrap();
+    let server = dev()
+        .max_instance_bytes(1 << 20)
+        .metadata_rate_limit(None)
+        .start()
+        .await
+        .unwrap();
     let base = server.url().to_owned();
     assert_eq!(register(&base, "BIG", &large("big-1")).await, 204);
     let one_copy = server.delta_queue_bytes();

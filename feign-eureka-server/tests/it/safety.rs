@@ -166,6 +166,64 @@ async fn a_registration_flood_gets_429_with_retry_after() {
     server.shutdown().await;
 }
 
+/// A registration of `count` distinct empty elements in XML (`<e0/><e1/>...` inside the
+/// instance): about 6 bytes an element.
+fn xml_of_distinct_elements(count: usize) -> String {
+    let elements: String = (0..count).map(|i| format!("<e{i}/>")).collect();
+    format!("<instance><hostName>h</hostName>{elements}</instance>")
+}
+
+async fn post_xml(base: &str, body: String) -> (u16, String) {
+    let response = http()
+        .post(format!("{base}apps/A"))
+        .header("Content-Type", "application/xml")
+        .timeout(std::time::Duration::from_secs(10))
+        .body(body)
+        .send()
+        .await
+        .expect("answered within 10 s");
+    let status = response.status().as_u16();
+    (status, response.text().await.unwrap_or_default())
+}
+
+/// A 1 MB XML registration of 100,000 distinct elements is refused at once, naming the limit
+/// (read whole, such a body cost tens of seconds of CPU).
+#[tokio::test]
+async fn an_xml_registration_of_100000_elements_is_refused_at_once() {
+    let server = start().await;
+    let (status, reason) = post_xml(server.url(), xml_of_distinct_elements(100_000)).await;
+    assert_eq!(status, 413, "{reason}");
+    assert!(reason.contains("more than 384 XML elements"), "{reason}");
+    assert_eq!(server.instance_count(), 0);
+    server.shutdown().await;
+}
+
+/// Two large XML registrations at once leave the registry answering others: an unrelated read
+/// is answered while they are read (they once held both runtime workers for minutes).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn large_xml_registrations_leave_the_registry_answering() {
+    let server = start().await;
+    let base = server.url().to_owned();
+    let posts: Vec<_> = (0..2)
+        .map(|_| {
+            let base = base.clone();
+            tokio::spawn(async move { post_xml(&base, xml_of_distinct_elements(60_000)).await })
+        })
+        .collect();
+    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    let read = tokio::time::timeout(
+        std::time::Duration::from_secs(2),
+        call(Method::GET, &base, "apps/"),
+    )
+    .await
+    .expect("a read answered within 2 s");
+    assert_eq!(read.0, 200);
+    for post in posts {
+        assert_eq!(post.await.unwrap().0, 413);
+    }
+    server.shutdown().await;
+}
+
 #[tokio::test]
 async fn the_dashboard_escapes_instance_data() {
     let server = start().await;

@@ -11,6 +11,14 @@ pub(crate) fn dev() -> EurekaServerBuilder {
         .read_only_cache(false)
 }
 
+/// [`dev`] without the registration limits per address (requests and bytes), for tests that
+/// register many or large instances from 127.0.0.1.
+pub(crate) fn unlimited() -> EurekaServerBuilder {
+    dev()
+        .registration_rate_limit(None)
+        .registration_bytes_limit(None)
+}
+
 /// Starts [`dev`].
 pub(crate) async fn start() -> EurekaServer {
     dev().start().await.expect("registry starts")
@@ -53,6 +61,17 @@ pub(crate) fn instance(app: &str, id: &str, port: u16, status: &str, ldt: u64) -
         "lastUpdatedTimestamp": ldt.to_string(),
         "lastDirtyTimestamp": ldt.to_string()
     }})
+}
+
+/// A register body of `app` / `id` with `entries` metadata values of 4,000 times `fill`: about
+/// 4 KB an entry (as JSON; more once escaped, for a `fill` that needs it).
+pub(crate) fn large_instance(app: &str, id: &str, entries: usize, fill: &str) -> Value {
+    let mut body = instance(app, id, 8080, "UP", 1_732_881_099_990);
+    let metadata: serde_json::Map<String, Value> = (0..entries)
+        .map(|k| (format!("k{k:03}"), Value::from(fill.repeat(4000))))
+        .collect();
+    body["instance"]["metadata"] = Value::Object(metadata);
+    body
 }
 
 /// POSTs `body` to `{base}apps/{app}`; returns the status.

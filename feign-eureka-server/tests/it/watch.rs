@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 use feign_eureka::{EurekaClient, EurekaClientBuilder};
 use feign_eureka_server::{EurekaServer, EurekaServerBuilder};
 
-use crate::support::{call, dev, http, instance, register};
+use crate::support::{call, dev, http, instance, large_instance, register, unlimited};
 
 const LDT: u64 = 1_700_000_000_000;
 /// The bound the tests assert; the freshness benchmark measures the real figure.
@@ -259,5 +259,80 @@ async fn without_the_watch_the_registry_answers_as_eureka_and_the_client_polls()
         .await
         .expect("polling finds the registration");
     client.shutdown().await;
+    server.shutdown().await;
+}
+
+/// Forty gzip watches in a loop while four clients update the metadata of large instances as
+/// fast as they can, 160 updates in all: the changes made while the delta is rendered share the
+/// next rendering, which every watch it can answer takes (a woken watch once rendered it again
+/// whenever another change had come meanwhile, on a worker, so nearly every change cost a
+/// rendering of the whole delta).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn renderings_follow_the_changes_not_the_watches() {
+    let server = unlimited().metadata_rate_limit(None).start().await.unwrap();
+    let base = server.url().to_owned();
+    for i in 0..20 {
+        let body = large_instance("BIG", &format!("big-{i}"), 15, "x");
+        assert_eq!(register(&base, "BIG", &body).await, 204);
+    }
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let watchers: Vec<_> = (0..40)
+        .map(|_| {
+            let (base, stop) = (base.clone(), stop.clone());
+            tokio::spawn(async move {
+                // Gzip asked for and taken as it comes, as a watching client takes it; not
+                // decompressed here, so the test's own work stays small.
+                let client = http();
+                let mut after = String::new();
+                let mut answers = 0;
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    let response = client
+                        .get(format!("{base}watch?after={after}&timeout=500"))
+                        .header("Accept", "application/json")
+                        .header("Accept-Encoding", "gzip")
+                        .send()
+                        .await
+                        .unwrap();
+                    if let Some(version) = response.headers().get("x-feign-registry-version") {
+                        after = version.to_str().unwrap().to_owned();
+                    }
+                    if response.status() == 200 {
+                        answers += 1;
+                    }
+                    response.bytes().await.unwrap();
+                }
+                answers
+            })
+        })
+        .collect();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let before = server.watch_renders();
+    let updaters: Vec<_> = (0..4)
+        .map(|updater| {
+            let base = base.clone();
+            tokio::spawn(async move {
+                for round in 0..40 {
+                    let id = updater * 5 + round % 5;
+                    let path = format!("apps/BIG/big-{id}/metadata?round={round}");
+                    assert_eq!(call(reqwest::Method::PUT, &base, &path).await.0, 200);
+                }
+            })
+        })
+        .collect();
+    for updater in updaters {
+        updater.await.unwrap();
+    }
+    tokio::time::sleep(Duration::from_millis(700)).await;
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let mut answers = 0;
+    for watcher in watchers {
+        answers += watcher.await.unwrap();
+    }
+    let renders = server.watch_renders() - before;
+    println!("{renders} renderings for 160 changes and {answers} answers to 40 watches");
+    assert!(answers >= 40, "{answers} answers");
+    // A rendering takes far longer than a change: the changes made while one runs share the
+    // next (about 20 renderings here; the previous code rendered about 120).
+    assert!(renders <= 80, "{renders} renderings for 160 changes");
     server.shutdown().await;
 }

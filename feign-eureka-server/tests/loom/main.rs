@@ -24,7 +24,7 @@ mod support;
 /// loom's counterparts of `src/sync.rs`.
 mod sync {
     pub(crate) use crate::support::ArcSwap;
-    pub(crate) use loom::sync::atomic::{AtomicU64, Ordering};
+    pub(crate) use loom::sync::atomic::{AtomicBool, AtomicU64, Ordering};
     pub(crate) use loom::sync::{Arc, Mutex, MutexGuard};
 }
 

@@ -51,4 +51,4 @@ pub(crate) use listed::{read_metadata, read_port, InstanceView, ListedDocument, 
 pub use metadata::EMPTY_METADATA_CLASS;
 pub use port::PortInfo;
 pub use status::{ActionType, InstanceStatus, ParseStatusError};
-pub use xml::{json_to_xml, xml_to_json, XmlError, XML_MEDIA_TYPE};
+pub use xml::{json_to_xml, xml_to_json, xml_to_json_within, XmlError, XML_MEDIA_TYPE};

@@ -21,6 +21,7 @@
 //! `"$"`, an element with children an object, and any other element its text.
 
 use std::borrow::Cow;
+use std::collections::HashMap;
 use std::fmt::{self, Write as _};
 
 use quick_xml::events::{BytesRef, BytesStart, Event};
@@ -43,6 +44,9 @@ pub enum XmlError {
     /// The JSON is malformed or not an object with one key.
     #[error("malformed json: {0}")]
     Json(#[from] serde_json::Error),
+    /// The document holds more elements than the reader allows ([`xml_to_json_within`]).
+    #[error("more than {0} XML elements")]
+    TooManyElements(usize),
 }
 
 /// A JSON element name and the XML one, where they differ.
@@ -161,7 +165,22 @@ pub(super) fn write_xml(name: &str, value: &Value, style: &Style) -> String {
 /// # Ok::<(), feign_eureka::model::XmlError>(())
 /// ```
 pub fn xml_to_json(xml: &[u8]) -> Result<Vec<u8>, XmlError> {
-    let (name, element) = parse(xml)?;
+    xml_to_json_within(xml, usize::MAX)
+}
+
+/// [`xml_to_json`] for a document of at most `max_elements` elements: a bigger one is refused
+/// with [`XmlError::TooManyElements`] as soon as the reader passes the limit, before anything
+/// is converted. A server reading documents from clients bounds them so.
+///
+/// ```
+/// use feign_eureka::model::{xml_to_json_within, XmlError};
+///
+/// assert!(xml_to_json_within(b"<a><b/><c/></a>", 3).is_ok());
+/// let refused = xml_to_json_within(b"<a><b/><c/><d/></a>", 3);
+/// assert!(matches!(refused, Err(XmlError::TooManyElements(3))));
+/// ```
+pub fn xml_to_json_within(xml: &[u8], max_elements: usize) -> Result<Vec<u8>, XmlError> {
+    let (name, element) = parse(xml, max_elements)?;
     let root = Value::Object(vec![(name, element.into_value())]);
     Ok(serde_json::to_vec(&root)?)
 }
@@ -367,6 +386,9 @@ impl Element {
             }
             return Value::Object(fields);
         }
+        // Where each child name's value is in `fields`, so that a repeated name is found
+        // without searching: the conversion stays linear in the number of children.
+        let mut index: HashMap<String, usize> = HashMap::with_capacity(self.children.len());
         for (name, child) in self.children {
             let value = match (name.as_str(), child.into_value()) {
                 // Eureka's converter enables a secure port only when told `enabled="true"`; the
@@ -382,13 +404,16 @@ impl Element {
                 }
                 (_, value) => value,
             };
-            match fields.iter_mut().find(|(seen, _)| *seen == name) {
-                Some((_, Value::List(items))) => items.push(value),
-                Some((_, first)) => {
+            match index.get(&name).map(|&at| &mut fields[at].1) {
+                Some(Value::List(items)) => items.push(value),
+                Some(first) => {
                     let earlier = std::mem::replace(first, Value::Null);
                     *first = Value::List(vec![earlier, value]);
                 }
-                None => fields.push((name, value)),
+                None => {
+                    index.insert(name.clone(), fields.len());
+                    fields.push((name, value));
+                }
             }
         }
         Value::Object(fields)
@@ -430,11 +455,12 @@ fn reference(r: &BytesRef<'_>) -> Result<Cow<'static, str>, XmlError> {
 /// recursive conversion of a hostile document from exhausting the stack, as serde_json's does.
 const MAX_DEPTH: usize = 64;
 
-/// Parses one root element.
-fn parse(xml: &[u8]) -> Result<(String, Element), XmlError> {
+/// Parses one root element of at most `max_elements` elements.
+fn parse(xml: &[u8], max_elements: usize) -> Result<(String, Element), XmlError> {
     let mut reader = Reader::from_reader(xml);
     let mut stack: Vec<(String, Element)> = Vec::new();
     let mut root = None;
+    let mut elements = 0usize;
     loop {
         let event = reader.read_event().map_err(syntax)?;
         if root.is_some() && !matches!(event, Event::Eof | Event::Comment(_) | Event::PI(_)) {
@@ -443,6 +469,12 @@ fn parse(xml: &[u8]) -> Result<(String, Element), XmlError> {
                 return Err(syntax("content after the root element"));
             }
             continue;
+        }
+        if matches!(event, Event::Start(_) | Event::Empty(_)) {
+            elements += 1;
+            if elements > max_elements {
+                return Err(XmlError::TooManyElements(max_elements));
+            }
         }
         match event {
             Event::Start(e) => {
@@ -609,6 +641,29 @@ mod tests {
         assert!(xml_to_json(deep.as_bytes()).is_err());
         let fine = format!("{}{}", "<a>".repeat(MAX_DEPTH), "</a>".repeat(MAX_DEPTH));
         assert!(xml_to_json(fine.as_bytes()).is_ok());
+    }
+
+    #[test]
+    fn many_distinct_children_convert_in_linear_time() {
+        // 200,000 distinct names: a search of the names seen for each would take minutes.
+        let children: String = (0..200_000).map(|i| format!("<e{i}/>")).collect();
+        let xml = format!("<m>{children}</m>");
+        let (done, finished) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let _ = done.send(xml_to_json(xml.as_bytes()).map(|json| json.len()));
+        });
+        let converted = finished.recv_timeout(std::time::Duration::from_secs(60));
+        assert!(converted.expect("converted within a minute").is_ok());
+    }
+
+    #[test]
+    fn a_document_past_its_element_limit_is_refused() {
+        let xml = format!("<m>{}</m>", "<e/>".repeat(1_000));
+        assert!(matches!(
+            xml_to_json_within(xml.as_bytes(), 1_000),
+            Err(XmlError::TooManyElements(1_000))
+        ));
+        assert!(xml_to_json_within(xml.as_bytes(), 1_001).is_ok());
     }
 
     #[test]
