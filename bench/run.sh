@@ -36,7 +36,7 @@ start_counters="$(cpu_counters)"
     echo "\$ $*"
     echo "# $(now), $(nproc) cores, load average $(load)"
     echo "# commit $commit"
-    echo "# machine: ${model:-unknown CPU}, $memory, $(uname -sr), $toolchain"
+    echo "# machine: $(nproc) cores, ${model:-unknown CPU}, $memory, $(uname -sr), $toolchain"
     echo "# /proc/stat at start: $start_counters"
 } > "$out"
 
