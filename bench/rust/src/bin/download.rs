@@ -5,7 +5,9 @@
 //! copy. The client reads it through `#[feign_client]`'s streaming method, as a `Stream` of
 //! chunks or through the `AsyncRead` adapter, checking the byte count and a sum of every byte.
 //! A thread samples this process's `VmRSS` every few milliseconds; `VmHWM` is the kernel's
-//! peak for the whole process (server, client and runtime together). Run with
+//! peak for the whole process (server, client and runtime together). With both modes, they take
+//! turns, the order reversing every other run. Each download prints a row; the summary
+//! (`feign_bench::figures::download`) gives each mode's range. Run with
 //! `cargo run --release -p feign-bench --bin download -- --gib 1`.
 
 use std::convert::Infallible;
@@ -19,6 +21,7 @@ use clap::{Parser, ValueEnum};
 use feign_bench::figures::download::{
     resident_before_line, runs_table, summary, Measured, BUFFERED,
 };
+use feign_bench::load::interleaved;
 use feign_bench::memory::resident;
 use feign_core::{feign_client, Error, StreamingResponse};
 use futures_util::StreamExt;
@@ -203,8 +206,8 @@ async fn main() -> ExitCode {
     );
     let mut lines = Vec::new();
     let mut failed = false;
-    for &mode in modes {
-        for run in 1..=args.runs {
+    for run in 1..=args.runs {
+        for mode in interleaved(modes, run - 1) {
             let sampler = Sampler::start(Duration::from_millis(args.sample_ms));
             let started = Instant::now();
             let result = download(&client, mode).await;

@@ -10,6 +10,7 @@ use super::resilience::POLICIES;
 use super::spread::{runs_note, show, Spread};
 use super::text::{debug_duration, micros};
 use super::{Block, Error, RawFile, Result, Summary};
+use crate::stats::format_us;
 use crate::table::Table;
 
 /// One criterion benchmark's estimates, in nanoseconds: the low and high ends of its
@@ -276,17 +277,16 @@ pub fn slow_backend(file: &RawFile) -> Result<Block> {
         "p99 ÷ p99 without",
         "errors",
     ]);
-    let latency = |us: f64| crate::stats::format_us(us);
     for line in lines {
         table.row([
             line.policy,
             line.share,
-            latency(line.with[0]),
-            latency(line.with[1]),
-            latency(line.with[2]),
-            latency(line.base[0]),
-            latency(line.base[1]),
-            latency(line.base[2]),
+            format_us(line.with[0]),
+            format_us(line.with[1]),
+            format_us(line.with[2]),
+            format_us(line.base[0]),
+            format_us(line.base[1]),
+            format_us(line.base[2]),
             line.times,
             line.errors,
         ]);

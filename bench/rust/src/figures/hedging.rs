@@ -6,7 +6,7 @@ use std::fmt;
 use super::goals::{Checks, Target};
 use super::spread::{runs_note, show, show_median};
 use super::text::{micros, micros_after, number_after};
-use super::{Block, Error, RawFile, Result, Summary};
+use super::{Block, Error, RawFile, Result, Spread, Summary};
 use crate::stats::format_us;
 use crate::table::Table;
 
@@ -200,7 +200,7 @@ pub fn summary(measured: &[Measured], instances: Option<u64>) -> Summary {
             }
             let tail = own.iter().map(|m| m.p99_us / m.p50_us.max(1.0));
             if delay.is_some() {
-                let median = super::Spread::of(tail.clone()).map(|s| s.median);
+                let median = Spread::of(tail.clone()).map(|s| s.median);
                 best_hedged = match (best_hedged, median) {
                     (Some(best), Some(this)) => Some(best.min(this)),
                     (best, this) => best.or(this),

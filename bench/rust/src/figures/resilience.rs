@@ -244,10 +244,6 @@ impl Resilience {
     }
 }
 
-fn latency(us: f64) -> String {
-    format_us(us)
-}
-
 fn signed_latency(us: f64) -> String {
     format!(
         "{}{}",
@@ -295,21 +291,21 @@ pub fn killed_of(lines: &[Killed]) -> Summary {
                 own.iter().map(|k| k.errors).max().unwrap_or(0),
                 own.iter().map(|k| k.calls).sum::<u64>()
             ),
-            show_median(own.iter().filter_map(|k| k.p50_after_us), latency),
-            show(own.iter().map(|k| k.p99_after_us), latency),
+            show_median(own.iter().filter_map(|k| k.p50_after_us), format_us),
+            show(own.iter().map(|k| k.p99_after_us), format_us),
             own.iter()
                 .map(|k| k.max_after_us)
                 .fold(None, |most: Option<f64>, v| {
                     Some(most.map_or(v, |m| m.max(v)))
                 })
-                .map_or("—".to_owned(), latency),
-            show_median(own.iter().filter_map(|k| k.p99_quiet_us), latency),
+                .map_or("—".to_owned(), format_us),
+            show_median(own.iter().filter_map(|k| k.p99_quiet_us), format_us),
             show(
                 own.iter()
                     .filter_map(|k| Some(k.p99_after_us - k.p99_quiet_us?)),
                 signed_latency,
             ),
-            show_median(own.iter().filter_map(|k| k.p99_whole_us), latency),
+            show_median(own.iter().filter_map(|k| k.p99_whole_us), format_us),
         ]);
     }
     checks.add(
@@ -370,9 +366,9 @@ pub fn slow_of(lines: &[Slow]) -> Summary {
         table.row([
             policy.to_owned(),
             share.map_or("—".to_owned(), |s| s.show(percent)),
-            show_median(own.iter().filter_map(|s| s.p50_us), latency),
-            show(own.iter().map(|s| s.p99_us), latency),
-            show_median(own.iter().map(|s| s.p999_us), latency),
+            show_median(own.iter().filter_map(|s| s.p50_us), format_us),
+            show(own.iter().map(|s| s.p99_us), format_us),
+            show_median(own.iter().map(|s| s.p999_us), format_us),
             own.iter().map(|s| s.errors).sum::<u64>().to_string(),
         ]);
     }
@@ -407,14 +403,14 @@ pub fn chart(scenario: &str, file: &RawFile) -> Result<Block> {
         ),
         _ => return Err(Error::new("no such scenario")),
     };
+    let quantiles = Resilience::read(file).quantiles;
     let series: Vec<(String, Vec<u32>)> = POLICIES
         .iter()
         .filter_map(|policy| {
-            Resilience::read(file)
-                .quantiles
-                .into_iter()
+            quantiles
+                .iter()
                 .find(|q| q.scenario == scenario && q.policy == *policy)
-                .map(|q| (q.policy, q.us))
+                .map(|q| (q.policy.clone(), q.us.clone()))
         })
         .collect();
     if series.is_empty() {
