@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Runs one benchmark and keeps its whole output, per-run lines included, under
-# bench/results/raw/<date>-<name>.txt. The file starts with the command, the time, the load
-# average, the commit (and whether the work tree had uncommitted changes), the machine and the
-# CPU counters of /proc/stat; it ends with the counters and the load average again, the exit
-# status and the share of CPU time the hypervisor stole during the run. render-tables reads
-# those lines (feign_bench::figures::raw) for the line under each table.
+# bench/results/raw/<date>-<name>.txt (-2, -3... if that is taken: a kept run is never
+# overwritten). The file starts with the command, the time, the load average, the commit (and
+# whether the work tree had uncommitted changes), the machine and the CPU counters of
+# /proc/stat; it ends with the counters and the load average again, the exit status and the
+# share of CPU time the hypervisor stole during the run. render-tables reads those lines
+# (feign_bench::figures::raw) for the line under each table.
 # Usage: bench/run.sh <name> <command...>
 #   e.g. bench/run.sh per-call cargo run --release -p feign-bench --bin per-call
 set -euo pipefail
@@ -15,7 +16,13 @@ fi
 name="$1"
 shift
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-out="$root/bench/results/raw/$(date -u +%Y-%m-%d)-$name.txt"
+base="$root/bench/results/raw/$(date -u +%Y-%m-%d)-$name"
+out="$base.txt"
+count=1
+while [ -e "$out" ]; do
+    count=$((count + 1))
+    out="$base-$count.txt"
+done
 mkdir -p "$(dirname "$out")"
 cd "$root"
 
