@@ -315,17 +315,30 @@ const OPERATIONS: [(&str, &str, Option<f64>); 5] = [
     ("one-change delta ", "one-change delta", Some(1.0)),
 ];
 
+/// The runs of a `client_registry` output: one per `memory:` line, or, in a comparison of two
+/// builds run in turn, one per `== old run N` / `== new run N` heading.
 fn registry_runs(file: &RawFile) -> Vec<RegistryRun> {
     let mut runs: Vec<RegistryRun> = Vec::new();
+    let headed = file.lines().any(|line| line.starts_with("== "));
     for line in file.lines() {
         if let Some(build) = line.strip_prefix("== ") {
             runs.push(RegistryRun {
                 after: build.starts_with("new"),
                 ..RegistryRun::default()
             });
-        } else if let (Some(run), Some((_, rest))) =
-            (runs.last_mut(), line.split_once("cpu time: "))
-        {
+        }
+        if let Some((_, rest)) = line.split_once("cache holds about ") {
+            if !headed {
+                runs.push(RegistryRun {
+                    after: true,
+                    ..RegistryRun::default()
+                });
+            }
+            if let Some(run) = runs.last_mut() {
+                run.mib = rest.split_whitespace().next().and_then(|v| v.parse().ok());
+            }
+        }
+        if let (Some(run), Some((_, rest))) = (runs.last_mut(), line.split_once("cpu time: ")) {
             for (label, _, _) in OPERATIONS {
                 let value = rest
                     .split_once(label)
@@ -335,23 +348,25 @@ fn registry_runs(file: &RawFile) -> Vec<RegistryRun> {
                     run.times.push((label, value));
                 }
             }
-        } else if let (Some(run), Some((_, rest))) =
-            (runs.last_mut(), line.split_once("cache holds about "))
-        {
-            run.mib = rest.split_whitespace().next().and_then(|v| v.parse().ok());
         }
     }
     runs
 }
 
-/// The Eureka client's full fetch, builds before and after run in turn: CPU time per
-/// operation and the memory a 10,000-instance cache holds.
+/// The Eureka client's full fetch: CPU time per operation and the memory a 10,000-instance
+/// cache holds, over the runs of the current build, or of two builds run in turn (before and
+/// after a change) with their ratio within each pair.
 pub fn client_registry(file: &RawFile) -> Result<Block> {
     let runs = registry_runs(file);
     if runs.iter().all(|run| run.times.is_empty()) {
         return Err(Error::new(format!("{}: no `cpu time:` line", file.name())));
     }
-    let mut table = Table::new(["operation", "before", "after", "after ÷ before", "goal"]);
+    let compared = runs.iter().any(|run| !run.after);
+    let mut table = Table::new(if compared {
+        vec!["operation", "before", "after", "after ÷ before", "goal"]
+    } else {
+        vec!["operation", "CPU time", "goal"]
+    });
     let mut checks = Checks::default();
     let ms = |v: f64| {
         if v < 1.0 {
@@ -370,7 +385,6 @@ pub fn client_registry(file: &RawFile) -> Result<Block> {
         };
         let before: Vec<f64> = builds(false).filter_map(of).collect();
         let after: Vec<f64> = builds(true).filter_map(of).collect();
-        let ratio = before.iter().zip(&after).map(|(b, a)| a / b);
         let after_spread = Spread::of(after.iter().copied());
         let verdict = match (goal, after_spread) {
             (Some(goal), Some(spread)) => checks.add(
@@ -381,36 +395,52 @@ pub fn client_registry(file: &RawFile) -> Result<Block> {
             ),
             _ => "—".to_owned(),
         };
-        table.row([
-            row.to_owned(),
-            show(before.iter().copied(), ms),
-            after_spread.map_or("—".to_owned(), |s| s.show(ms)),
-            show(ratio, |v| format!("{v:.2}")),
-            verdict,
-        ]);
+        let after = after_spread.map_or("—".to_owned(), |s| s.show(ms));
+        table.row(if compared {
+            let ratio = before
+                .iter()
+                .zip(builds(true).filter_map(of))
+                .map(|(b, a)| a / b);
+            vec![
+                row.to_owned(),
+                show(before.iter().copied(), ms),
+                after,
+                show(ratio, |v| format!("{v:.2}")),
+                verdict,
+            ]
+        } else {
+            vec![row.to_owned(), after, verdict]
+        });
     }
     let memory = |after: bool| {
         show(builds(after).filter_map(|run| run.mib), |v| {
             format!("{v:.1} MiB")
         })
     };
-    table.row([
-        "memory a 10,000-instance cache holds".to_owned(),
-        memory(false),
-        memory(true),
-        String::new(),
-        "—".to_owned(),
-    ]);
-    let pairs = runs.iter().filter(|run| run.after).count();
-    Ok(Summary::new(
-        table,
+    let label = "memory a 10,000-instance cache holds".to_owned();
+    table.row(if compared {
+        vec![
+            label,
+            memory(false),
+            memory(true),
+            String::new(),
+            "—".to_owned(),
+        ]
+    } else {
+        vec![label, memory(true), "—".to_owned()]
+    });
+    let count = runs.iter().filter(|run| run.after).count();
+    let note = if compared {
         format!(
-            "CPU time of the bench thread, {pairs} runs of each build in turn (before, after, \
+            "CPU time of the bench thread, {count} runs of each build in turn (before, after, \
              before, ...); the ratio is taken within each pair."
-        ),
-    )
-    .with_goals(checks.goals())
-    .into_block(&[file]))
+        )
+    } else {
+        format!("CPU time of the bench thread. {}", runs_note(count))
+    };
+    Ok(Summary::new(table, note)
+        .with_goals(checks.goals())
+        .into_block(&[file]))
 }
 
 #[cfg(test)]
@@ -430,6 +460,33 @@ mod tests {
         assert_eq!((found[0].id.as_str(), found[0].estimate), ("a/b", 943.31));
         assert_eq!(found[1].id, "template/one");
         assert!((found[1].estimate - 1_219.4).abs() < 1e-6);
+    }
+
+    #[test]
+    fn client_registry_runs_of_one_build_or_of_two_in_turn() {
+        let lines = "memory: a 10,000-instance cache holds about 10.0 MiB (1050 bytes)\n\
+                     cpu time: parse and swap of 10,000 instances: into an empty cache 23.2ms, all changed 22.8ms, unchanged 15.1ms (parse alone 20.0ms); one-change delta 15.9µs\n";
+        let one = RawFile::from_text("one.txt", format!("{lines}{lines}"));
+        let runs = registry_runs(&one);
+        assert_eq!(runs.len(), 2);
+        assert!(runs.iter().all(|run| run.after && run.times.len() == 5));
+        assert_eq!(runs[0].mib, Some(10.0));
+        let two = RawFile::from_text(
+            "two.txt",
+            format!("== old run 1\n{lines}== new run 1\n{lines}"),
+        );
+        let runs = registry_runs(&two);
+        assert_eq!((runs.len(), runs[0].after, runs[1].after), (2, false, true));
+        let block = client_registry(&two).unwrap();
+        assert!(
+            block.markdown.contains(" 1.00 | < 25.0 ms met"),
+            "{}",
+            block.markdown
+        );
+        assert!(client_registry(&one)
+            .unwrap()
+            .markdown
+            .contains("| CPU time"));
     }
 
     #[test]

@@ -1,24 +1,4 @@
 //! The marked blocks of a document, and what each kind of block renders.
-//!
-//! Kinds, and the raw files each reads:
-//!
-//! | kind | raw files |
-//! |---|---|
-//! | `per-call/instructions`, `per-call/cpu`, `per-call/allocations` | one `per-call` run |
-//! | `overhead` | one `overhead` run |
-//! | `vs-java/clients`, `vs-java/ratios` | one `vs-java` run |
-//! | `resilience/killed`, `resilience/slow` (tables and charts) | one `lb-resilience` run |
-//! | `adaptive` | one `adaptive` run |
-//! | `hedging` | one `hedging` run |
-//! | `freshness` | one `freshness` run |
-//! | `download` | `download` runs, one per mode |
-//! | `criterion` | one run of criterion benches |
-//! | `pick` | `cargo bench -p feign-lb --bench pick` runs |
-//! | `slow-backend` | one `cargo bench -p feign-lb --bench slow_backend` run |
-//! | `client-registry` | one interleaved run of `client_registry` builds |
-//! | `registry/latency`, `registry/ratios` | one `server_load` run against Spring's registry |
-//! | `dashboard` | `server_load` dashboard runs |
-//! | `goals` | none: every goal the other blocks of BENCHMARKS.md checked |
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};

@@ -9,8 +9,8 @@
 //! <!-- end -->
 //! ```
 //!
-//! The first marker names what to render (a [kind](document) such as `overhead`,
-//! `per-call/instructions` or `goals`) and the raw files it reads, by their names under
+//! The first marker names what to render (a kind such as `overhead`, `per-call/instructions` or
+//! `goals`; the table below lists them) and the raw files it reads, by their names under
 //! `bench/results/raw/`. A `chart:` marker renders a chart instead: the SVG is written beside
 //! the raw files' folder (`bench/results/<name>.svg`) and the block holds the image link.
 //!
@@ -18,6 +18,26 @@
 //! the committed raw files hold), and turns them into the tables; the binaries print their
 //! summaries with the same functions, so the terminal and the documents agree. Ratios are taken
 //! within a run and summarised over the runs as median (min–max); a table from one run says so.
+//!
+//! The kinds, and the raw files each reads:
+//!
+//! | kind | raw files |
+//! |---|---|
+//! | `per-call/instructions`, `per-call/cpu`, `per-call/allocations` | one `per-call` run |
+//! | `overhead` | one `overhead` run |
+//! | `vs-java/clients`, `vs-java/ratios` | one `vs-java` run |
+//! | `resilience/killed`, `resilience/slow` (tables and charts) | one `lb-resilience` run |
+//! | `adaptive` | one `adaptive` run |
+//! | `hedging` | one `hedging` run |
+//! | `freshness` | one `freshness` run |
+//! | `download` | `download` runs, one per mode |
+//! | `criterion` | one run of criterion benches |
+//! | `pick` | `cargo bench -p feign-lb --bench pick` runs |
+//! | `slow-backend` | one `cargo bench -p feign-lb --bench slow_backend` run |
+//! | `client-registry` | one output of `client_registry` runs: of one build, or of two in turn |
+//! | `registry/latency`, `registry/ratios` | one `server_load` run against Spring's registry |
+//! | `dashboard` | `server_load` dashboard runs |
+//! | `goals` | none: every goal the other blocks of both documents checked |
 //!
 //! `cargo run -p feign-bench --bin render-tables -- --write` rewrites the documents; the
 //! `tables` test of this package fails when a committed document differs from its rendering.

@@ -181,6 +181,7 @@ pub fn latency(file: &RawFile) -> Result<Block> {
             runs_note(runs)
         ),
     )
+    .with_setup(file, " renewals/s and ")
     .into_block(&[file]))
 }
 
@@ -285,7 +286,8 @@ pub fn ratios(file: &RawFile) -> Result<Block> {
 /// One dashboard run: renewals alone and beside the readers, and the pages they got.
 #[derive(Debug, Clone, Default)]
 struct Session {
-    before: bool,
+    /// The commit of an older build the session measured, from its `# before:` line.
+    before: Option<String>,
     alone: Option<(f64, f64)>,
     beside: Option<(f64, f64)>,
     pages_per_second: Vec<f64>,
@@ -295,8 +297,15 @@ struct Session {
 fn session(file: &RawFile) -> Session {
     let mut session = Session::default();
     for line in file.lines() {
-        if line.starts_with("# before:") {
-            session.before = true;
+        if let Some(before) = line.strip_prefix("# before:") {
+            // `# before: feign-eureka-server/src as of commit 9fab12a (...)`
+            session.before = Some(
+                before
+                    .split_once("commit ")
+                    .and_then(|(_, rest)| rest.split_whitespace().next())
+                    .unwrap_or("an older commit")
+                    .to_owned(),
+            );
         }
         if let Some((_, dashboard)) = line.split_once("dashboard: ") {
             if let Some(pages) = dashboard
@@ -356,7 +365,10 @@ pub fn dashboard(files: &[RawFile]) -> Result<Block> {
             format!("{}–{}", format(low), format(high))
         };
         table.row([
-            if session.before { "before" } else { "after" }.to_owned(),
+            match &session.before {
+                Some(commit) => format!("whole registry per request ({commit})"),
+                None => "pages, cached".to_owned(),
+            },
             format!("[{0}](bench/results/raw/{0})", file.name()),
             pair(alone),
             pair(beside),
@@ -370,9 +382,9 @@ pub fn dashboard(files: &[RawFile]) -> Result<Block> {
     Ok(Summary::new(
         table,
         "Renewal latency from when each renewal was due, every run of a session pooled. \
-         \"before\": the build the files' `# before:` line names (the whole registry on every \
-         dashboard request); \"after\": 200 instances a page, each page kept until the registry \
-         changes or for 5 s.",
+         \"Whole registry per request\": the older build a file's `# before:` line names; \
+         \"pages, cached\": 200 instances a page, each page kept until the registry changes or \
+         for 5 s.",
     )
     .into_block(&references))
 }
