@@ -5,10 +5,12 @@
 //! registry where they are registered) pinned to one core, then runs every client variant as a
 //! process of its own pinned to another core: each makes `--warmup` calls, then `--calls`
 //! counted ones, on a current-thread tokio runtime, and prints what the counted calls cost.
-//! Variants are interleaved (the order rotates each round) and figures are medians over rounds;
-//! ratios are taken within a round. Instructions per call come from two runs of each client
-//! under `valgrind --tool=cachegrind` that differ only in their counted calls, so start-up and
-//! warm-up cancel out.
+//! Variants are interleaved (the order rotates each round; the valgrind pairs reverse it every
+//! other repetition) and figures are medians over rounds; ratios are taken within a round or a
+//! repetition (`feign_bench::figures::per_call`, which renders BENCHMARKS.md's tables from the
+//! output). Instructions per call come from two runs of each client under
+//! `valgrind --tool=cachegrind` that differ only in their counted calls, so start-up and warm-up
+//! cancel out.
 //!
 //! Run with `cargo run --release -p feign-bench --bin per-call` (add `--features feignhttp` to
 //! measure feignhttp too). Needs `taskset`; without `valgrind` the instruction table is
@@ -28,6 +30,7 @@ use feign_bench::client::{OrderService, RawClient};
 use feign_bench::figures::per_call::{
     allocations_of, cpu_of, instructions_of, Instructions, PerCall, Round,
 };
+use feign_bench::load::interleaved;
 use feign_bench::peers::{BalancedReqwest, MiddlewareClient};
 use feign_bench::per_call::{instructions_in, instructions_per_call, Sample, Variant};
 use feign_bench::topology::{
@@ -439,7 +442,7 @@ fn run(args: &RunArgs) -> SetupResult<()> {
         let (short, long) = counts.unwrap_or_default();
         for rep in 0..args.valgrind_reps {
             for &concurrency in &args.concurrency {
-                for &variant in &variants {
+                for variant in interleaved(&variants, rep) {
                     let mut instructions = [0_u64; 2];
                     for (slot, calls) in [short, long].into_iter().enumerate() {
                         let mut valgrind_args = vec![
