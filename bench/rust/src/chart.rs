@@ -13,9 +13,25 @@ const COLOURS: &[&str] = &[
     "#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b", "#e377c2",
 ];
 
+/// How many percentiles a series is drawn through, evenly spaced in nines from 0 to 99.9 %.
+pub const POINTS: usize = 301;
+
+/// The nines (−log10(1 − q)) of the `step`-th point.
+fn nines(step: usize) -> f64 {
+    NINES_MAX * step as f64 / (POINTS - 1) as f64
+}
+
+/// `latencies` at each of the [`POINTS`] percentiles a chart draws, in microseconds: what a
+/// benchmark prints so that its chart can be drawn again from its output.
+pub fn quantile_grid(latencies: &Latencies) -> Vec<u32> {
+    (0..POINTS)
+        .map(|step| latencies.quantile_us(1.0 - 10f64.powf(-nines(step))))
+        .collect()
+}
+
 /// An SVG of latency (logarithmic, milliseconds) against percentile (0 to 99.9 %) for each
-/// `(name, latencies)` series.
-pub fn latency_percentiles(title: &str, series: &[(String, Latencies)]) -> String {
+/// `(name, grid)` series, the grid as [`quantile_grid`] makes it.
+pub fn latency_percentiles(title: &str, series: &[(String, Vec<u32>)]) -> String {
     const WIDTH: f64 = 760.0;
     const HEIGHT: f64 = 440.0;
     const LEFT: f64 = 70.0;
@@ -27,7 +43,9 @@ pub fn latency_percentiles(title: &str, series: &[(String, Latencies)]) -> Strin
 
     let all_us = series
         .iter()
-        .flat_map(|(_, lat)| [lat.quantile_us(0.0), lat.quantile_us(0.999)]);
+        .flat_map(|(_, grid)| [grid.first(), grid.last()])
+        .flatten()
+        .copied();
     let (mut low, mut high) = (f64::MAX, 0.0_f64);
     for us in all_us {
         low = low.min(f64::from(us.max(1)));
@@ -101,18 +119,11 @@ pub fn latency_percentiles(title: &str, series: &[(String, Latencies)]) -> Strin
         TOP + plot_h / 2.0,
         TOP + plot_h / 2.0
     );
-    for (index, (name, latencies)) in series.iter().enumerate() {
+    for (index, (name, grid)) in series.iter().enumerate() {
         let colour = COLOURS[index % COLOURS.len()];
         let mut points = String::new();
-        for step in 0..=300 {
-            let nines = NINES_MAX * f64::from(step) / 300.0;
-            let q = 1.0 - 10f64.powf(-nines);
-            let _ = write!(
-                points,
-                "{:.1},{:.1} ",
-                x(nines),
-                y(f64::from(latencies.quantile_us(q)))
-            );
+        for (step, &us) in grid.iter().enumerate().take(POINTS) {
+            let _ = write!(points, "{:.1},{:.1} ", x(nines(step)), y(f64::from(us)));
         }
         let _ = writeln!(
             svg,
@@ -157,12 +168,27 @@ mod tests {
     #[test]
     fn draws_one_line_per_series_with_escaped_names() {
         let series = vec![
-            ("a<b".to_owned(), Latencies::new((100..5000).collect())),
-            ("c".to_owned(), Latencies::new(vec![200; 10])),
+            (
+                "a<b".to_owned(),
+                quantile_grid(&Latencies::new((100..5000).collect())),
+            ),
+            (
+                "c".to_owned(),
+                quantile_grid(&Latencies::new(vec![200; 10])),
+            ),
         ];
         let svg = latency_percentiles("t & u", &series);
         assert!(svg.starts_with("<svg"));
         assert_eq!(svg.matches("<polyline").count(), 2);
         assert!(svg.contains("a&lt;b") && svg.contains("t &amp; u"));
+    }
+
+    #[test]
+    fn the_grid_runs_from_the_fastest_call_to_the_999th_permille() {
+        let grid = quantile_grid(&Latencies::new((1..=10_000).collect()));
+        assert_eq!(grid.len(), POINTS);
+        assert_eq!(grid[0], 1);
+        assert_eq!(grid[POINTS - 1], 9_990);
+        assert!(grid.windows(2).all(|pair| pair[0] <= pair[1]));
     }
 }

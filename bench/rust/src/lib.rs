@@ -11,15 +11,18 @@
 //! | `hedging` | tail latency and extra load with and without hedged requests, one of five instances slow on a share of its calls |
 //! | `download` | peak resident memory and throughput of a 1 GiB download through a `StreamingResponse` |
 //! | `per-call` | instructions, CPU time and allocations per call, client and server in processes pinned to their own cores, against raw reqwest and the Rust alternatives |
+//! | `render-tables` | not a benchmark: renders BENCHMARKS.md's and the README's figures from the raw outputs under `bench/results/raw/` ([`figures`]) |
 //!
 //! Run one with `cargo run --release -p feign-bench --bin <name> -- --help`. This library holds
 //! what they share: the order server, the clients, load generators, statistics, process CPU
-//! and memory readings, and output.
+//! and memory readings, and output, and ([`figures`]) each benchmark's lines and the tables
+//! made from them.
 
 pub mod backend;
 pub mod chart;
 pub mod client;
 pub mod cpu;
+pub mod figures;
 pub mod load;
 pub mod memory;
 pub mod peers;

@@ -9,6 +9,17 @@ use std::time::{Duration, Instant};
 
 use crate::stats::{micros, Latencies};
 
+/// The order in which run `run` (from 0) measures `variants`: as given in even runs, reversed in
+/// odd ones, so that over two runs every pair is measured A B, then B A, and a drift of the
+/// machine's load falls on both alike.
+pub fn interleaved<T: Copy>(variants: &[T], run: usize) -> Vec<T> {
+    let mut order = variants.to_vec();
+    if run % 2 == 1 {
+        order.reverse();
+    }
+    order
+}
+
 /// What a closed-loop run measured.
 #[derive(Debug, Clone)]
 pub struct ClosedRun {
@@ -131,4 +142,16 @@ where
         }
     }
     results
+}
+
+#[cfg(test)]
+mod tests {
+    use super::interleaved;
+
+    #[test]
+    fn every_other_run_reverses_the_order() {
+        assert_eq!(interleaved(&['a', 'b', 'c'], 0), ['a', 'b', 'c']);
+        assert_eq!(interleaved(&['a', 'b', 'c'], 1), ['c', 'b', 'a']);
+        assert_eq!(interleaved(&['a', 'b', 'c'], 2), ['a', 'b', 'c']);
+    }
 }

@@ -3,8 +3,12 @@
 //! (open loop: calls leave on schedule whatever the latency), through a feign client with no
 //! limit, with fixed bulkheads, and with the adaptive limit. Reports goodput (calls answered
 //! within the deadline, per second), what was shed, and the latency of the answered calls.
+//! Every run takes each client in turn against a fresh server, the order reversing every other
+//! run; each prints one line, and the table (`feign_bench::figures::adaptive`) gives the median
+//! (min–max) over the runs.
 //!
-//! Run with `cargo run --release -p feign-bench --bin adaptive`; `--help` for the knobs.
+//! Run with `cargo run --release -p feign-bench --bin adaptive -- --runs 5`; `--help` for the
+//! knobs.
 
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -13,9 +17,9 @@ use std::time::Duration;
 
 use clap::Parser;
 use feign_bench::backend::ServerRuntime;
-use feign_bench::load::{open_loop, OpenCall};
-use feign_bench::stats::{format_us, Latencies};
-use feign_bench::table::Table;
+use feign_bench::figures::adaptive::{summary, Guard, Measured};
+use feign_bench::load::{interleaved, open_loop, OpenCall};
+use feign_bench::stats::Latencies;
 use feign_core::{AdaptiveLimitConfig, BulkheadConfig, Options, Retryer};
 use feign_test_support::{loaded_service, Calls as _, CallsClient};
 
@@ -23,6 +27,9 @@ use feign_test_support::{loaded_service, Calls as _, CallsClient};
 #[derive(Debug, Parser)]
 #[command(about = "Goodput and p99 under overload: no limit, fixed bulkheads, adaptive limit")]
 struct Args {
+    /// Repetitions; medians are reported.
+    #[arg(long, default_value_t = 5)]
+    runs: usize,
     /// Calls started per second.
     #[arg(long, default_value_t = 1500)]
     rate: u32,
@@ -47,24 +54,6 @@ struct Args {
     /// The adaptive limit's tolerances to compare (1.25 is its default).
     #[arg(long, value_delimiter = ',', default_values_t = [1.25, 2.0])]
     tolerances: Vec<f64>,
-}
-
-/// What guards the client's calls.
-#[derive(Debug, Clone, Copy)]
-enum Guard {
-    None,
-    Bulkhead(u32),
-    Adaptive(f64),
-}
-
-impl Guard {
-    fn label(self) -> String {
-        match self {
-            Guard::None => "no limit".to_owned(),
-            Guard::Bulkhead(size) => format!("fixed bulkhead, {size} calls"),
-            Guard::Adaptive(tolerance) => format!("adaptive limit, tolerance {tolerance}"),
-        }
-    }
 }
 
 #[tokio::main]
@@ -95,73 +84,74 @@ async fn main() -> ExitCode {
         args.seconds,
         args.timeout_ms,
     );
-    let mut table = Table::new([
-        "client",
-        "goodput (answered within deadline)/s",
-        "answered/s",
-        "shed/s",
-        "other errors/s",
-        "p50 answered",
-        "p99 answered",
-        "server's peak in flight",
-    ]);
-    for guard in guards {
-        let (url, seen) = match servers.handle().spawn(loaded_service(base, per_call)).await {
-            Ok(started) => started,
-            Err(error) => {
-                eprintln!("cannot start the server: {error}");
-                return ExitCode::FAILURE;
+    let mut lines = Vec::new();
+    for run in 0..args.runs {
+        for guard in interleaved(&guards, run) {
+            match measure(&args, &servers, guard, run + 1).await {
+                Ok(line) => {
+                    println!("{line}");
+                    lines.push(line);
+                }
+                Err(error) => {
+                    eprintln!("adaptive: {error}");
+                    return ExitCode::FAILURE;
+                }
             }
-        };
-        let client = match client(&url, guard, Duration::from_millis(args.timeout_ms)) {
-            Ok(client) => client,
-            Err(error) => {
-                eprintln!("cannot build the client: {error}");
-                return ExitCode::FAILURE;
-            }
-        };
-        let shed = Arc::new(AtomicUsize::new(0));
-        let counted = shed.clone();
-        let calls = open_loop(
-            args.rate,
-            Duration::from_secs_f64(args.seconds),
-            move |_| {
-                let (client, shed) = (client.clone(), counted.clone());
-                async move {
-                    match client.call("ok").await {
-                        Ok(_) => true,
-                        Err(error) => {
-                            if error.is_bulkhead_full() {
-                                shed.fetch_add(1, Ordering::Relaxed);
-                            }
-                            false
+        }
+    }
+    println!("\n{}", summary(&lines));
+    ExitCode::SUCCESS
+}
+
+/// One client against a fresh server for one run.
+async fn measure(
+    args: &Args,
+    servers: &ServerRuntime,
+    guard: Guard,
+    run: usize,
+) -> Result<Measured, Box<dyn std::error::Error>> {
+    let base = Duration::from_millis(args.base_ms);
+    let per_call = Duration::from_micros(args.per_call_us);
+    let deadline = Duration::from_millis(args.deadline_ms);
+    let (url, seen) = servers
+        .handle()
+        .spawn(loaded_service(base, per_call))
+        .await
+        .map_err(|error| format!("cannot start the server: {error}"))?;
+    let client = client(&url, guard, Duration::from_millis(args.timeout_ms))?;
+    let shed = Arc::new(AtomicUsize::new(0));
+    let counted = shed.clone();
+    let calls = open_loop(
+        args.rate,
+        Duration::from_secs_f64(args.seconds),
+        move |_| {
+            let (client, shed) = (client.clone(), counted.clone());
+            async move {
+                match client.call("ok").await {
+                    Ok(_) => true,
+                    Err(error) => {
+                        if error.is_bulkhead_full() {
+                            shed.fetch_add(1, Ordering::Relaxed);
                         }
+                        false
                     }
                 }
-            },
-        )
-        .await;
-        let row = Row::of(&calls, shed.load(Ordering::Relaxed), deadline, args.seconds);
-        println!(
-            "{}: {} calls, {:.0} goodput/s, p99 {}",
-            guard.label(),
-            calls.len(),
-            row.goodput,
-            format_us(f64::from(row.answered.p99_us()))
-        );
-        table.row([
-            guard.label(),
-            format!("{:.0}", row.goodput),
-            format!("{:.0}", row.answered.len() as f64 / args.seconds),
-            format!("{:.0}", row.shed as f64 / args.seconds),
-            format!("{:.0}", row.failed as f64 / args.seconds),
-            format_us(f64::from(row.answered.p50_us())),
-            format_us(f64::from(row.answered.p99_us())),
-            seen.max_in_flight.load(Ordering::SeqCst).to_string(),
-        ]);
-    }
-    println!("\n{table}");
-    ExitCode::SUCCESS
+            }
+        },
+    )
+    .await;
+    let row = Row::of(&calls, shed.load(Ordering::Relaxed), deadline, args.seconds);
+    Ok(Measured {
+        run,
+        guard,
+        goodput: row.goodput,
+        answered: row.answered.len() as f64 / args.seconds,
+        shed: row.shed as f64 / args.seconds,
+        failed: row.failed as f64 / args.seconds,
+        p50_us: f64::from(row.answered.p50_us()),
+        p99_us: f64::from(row.answered.p99_us()),
+        peak_in_flight: seen.max_in_flight.load(Ordering::SeqCst) as u64,
+    })
 }
 
 /// Answers per second within `deadline` at the best concurrency, for the table's caption.

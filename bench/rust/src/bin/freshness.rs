@@ -29,10 +29,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use clap::{Parser, ValueEnum};
+use clap::Parser;
 use feign_bench::backend::{Backend, ServerRuntime};
 use feign_bench::client::OrderService;
-use feign_bench::table::Table;
+use feign_bench::figures::freshness::{summary, Freshness, Measured, Outcome, Setup};
 use feign_bench::topology::{feign_balanced, instance_config, Renamed, SetupResult};
 use feign_eureka::EurekaClient;
 use feign_eureka_server::EurekaServer;
@@ -62,17 +62,6 @@ struct Args {
     setups: Vec<Setup>,
 }
 
-/// A registry and the timings of everything talking to it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-enum Setup {
-    EmbeddedDefaults,
-    EmbeddedTuned,
-    /// Push discovery: the client watches the embedded registry (and would poll every 30 s).
-    EmbeddedPush,
-    SpringDefaults,
-    SpringTuned,
-}
-
 /// Spring Cloud Netflix Eureka server defaults, restored over the fixture's test tuning. The
 /// standalone settings (no peer sync wait) stay as the fixture has them.
 const SPRING_DEFAULTS: &[&str] = &[
@@ -82,98 +71,41 @@ const SPRING_DEFAULTS: &[&str] = &[
     "--eureka.server.response-cache-update-interval-ms=30000",
 ];
 
-impl Setup {
-    const ALL: [Setup; 5] = [
-        Setup::EmbeddedDefaults,
-        Setup::EmbeddedTuned,
-        Setup::EmbeddedPush,
-        Setup::SpringDefaults,
-        Setup::SpringTuned,
-    ];
-
-    fn registry(self) -> &'static str {
-        match self {
-            Setup::EmbeddedDefaults | Setup::EmbeddedTuned | Setup::EmbeddedPush => {
-                "embedded (feign-eureka)"
+/// Starts the setup's registry; `None` for a Spring setup without Java or the fixture.
+async fn start(setup: Setup) -> SetupResult<Option<Registry>> {
+    let registry = match setup {
+        Setup::EmbeddedDefaults => {
+            Registry::Embedded(EurekaServer::builder().bind("127.0.0.1:0").start().await?)
+        }
+        Setup::EmbeddedTuned => Registry::Embedded(
+            EurekaServer::builder()
+                .bind("127.0.0.1:0")
+                .read_only_cache(false)
+                .eviction_interval(Duration::from_secs(1))
+                .self_preservation(false)
+                .netflix_lease_expiry(false)
+                .start()
+                .await?,
+        ),
+        // The read-only cache stays on (refreshed every 30 s): the watch answers past it.
+        Setup::EmbeddedPush => Registry::Embedded(
+            EurekaServer::builder()
+                .bind("127.0.0.1:0")
+                .eviction_interval(Duration::from_secs(1))
+                .self_preservation(false)
+                .netflix_lease_expiry(false)
+                .start()
+                .await?,
+        ),
+        Setup::SpringDefaults | Setup::SpringTuned => {
+            let args: &'static [&'static str] = if setup.tuned() { &[] } else { SPRING_DEFAULTS };
+            match tokio::task::spawn_blocking(move || JavaApp::eureka_server(args)).await? {
+                Some(app) => Registry::Spring(app),
+                None => return Ok(None),
             }
-            Setup::SpringDefaults | Setup::SpringTuned => "Spring Cloud Netflix Eureka",
         }
-    }
-
-    /// Short leases and no registration jitter.
-    fn tuned(self) -> bool {
-        matches!(
-            self,
-            Setup::EmbeddedTuned | Setup::SpringTuned | Setup::EmbeddedPush
-        )
-    }
-
-    /// How often the discovery client fetches the registry (Eureka's default 30 s); with push
-    /// only when the watch fails.
-    fn fetch_interval(self) -> Duration {
-        if self.tuned() && self != Setup::EmbeddedPush {
-            Duration::from_secs(1)
-        } else {
-            Duration::from_secs(30)
-        }
-    }
-
-    /// The span the runs' events are spread over: the client's fetch timer, or with push, whose
-    /// timer is the registry's change, one second.
-    fn phase_span(self) -> Duration {
-        if self == Setup::EmbeddedPush {
-            Duration::from_secs(1)
-        } else {
-            self.fetch_interval()
-        }
-    }
-
-    fn settings(self) -> &'static str {
-        match self {
-            Setup::EmbeddedDefaults => "defaults",
-            Setup::SpringDefaults => "Spring defaults",
-            Setup::EmbeddedTuned => "tuned, exact lease expiry",
-            Setup::SpringTuned => "tuned",
-            Setup::EmbeddedPush => "push (watch), tuned leases",
-        }
-    }
-
-    async fn start(self) -> SetupResult<Option<Registry>> {
-        let registry = match self {
-            Setup::EmbeddedDefaults => {
-                Registry::Embedded(EurekaServer::builder().bind("127.0.0.1:0").start().await?)
-            }
-            Setup::EmbeddedTuned => Registry::Embedded(
-                EurekaServer::builder()
-                    .bind("127.0.0.1:0")
-                    .read_only_cache(false)
-                    .eviction_interval(Duration::from_secs(1))
-                    .self_preservation(false)
-                    .netflix_lease_expiry(false)
-                    .start()
-                    .await?,
-            ),
-            // The read-only cache stays on (refreshed every 30 s): the watch answers past it.
-            Setup::EmbeddedPush => Registry::Embedded(
-                EurekaServer::builder()
-                    .bind("127.0.0.1:0")
-                    .eviction_interval(Duration::from_secs(1))
-                    .self_preservation(false)
-                    .netflix_lease_expiry(false)
-                    .start()
-                    .await?,
-            ),
-            Setup::SpringDefaults | Setup::SpringTuned => {
-                let args: &'static [&'static str] =
-                    if self.tuned() { &[] } else { SPRING_DEFAULTS };
-                match tokio::task::spawn_blocking(move || JavaApp::eureka_server(args)).await? {
-                    Some(app) => Registry::Spring(app),
-                    None => return Ok(None),
-                }
-            }
-        };
-        Ok(Some(registry))
-    }
+    };
+    Ok(Some(registry))
 }
 
 /// A running registry of either kind.
@@ -200,19 +132,6 @@ impl Registry {
     }
 }
 
-/// What one run measured; `None` means the cap was reached.
-#[derive(Debug, Default)]
-struct Outcome {
-    register: Vec<Option<Duration>>,
-    /// From starting an instance's registration to the client listing it.
-    listed: Vec<Option<Duration>>,
-    deregister: Option<Duration>,
-    /// From starting the deregistration to the client no longer listing it.
-    unlisted: Option<Duration>,
-    died: Option<Duration>,
-    errors_after_kill: usize,
-}
-
 #[tokio::main]
 async fn main() -> ExitCode {
     let args = Arc::new(Args::parse());
@@ -232,67 +151,31 @@ async fn main() -> ExitCode {
         let (args, handle) = (args.clone(), servers.handle());
         tasks.push((setup, tokio::spawn(measure_setup(setup, args, handle))));
     }
-    let cap = Duration::from_secs(args.cap_secs);
-    let mut table = Table::new([
-        "registry",
-        "settings",
-        "register → listed",
-        "register → first call",
-        "deregister → unlisted",
-        "deregister → last call",
-        "died → dropped by client",
-        "caller errors after kill",
-        "runs",
-    ])
-    .text_columns(2);
+    let mut runs = Vec::new();
     let mut failed = false;
     for (setup, task) in tasks {
-        let outcomes = match task.await {
-            Ok(Ok(Some(outcomes))) => outcomes,
-            Ok(Ok(None)) => {
-                table.row([
-                    setup.registry(),
-                    setup.settings(),
-                    "skipped: no Java or no fixture jar",
-                ]);
-                continue;
-            }
+        match task.await {
+            Ok(Ok(Some(measured))) => runs.extend(measured),
+            Ok(Ok(None)) => eprintln!("freshness: {setup:?} skipped: no Java or no fixture jar"),
             Ok(Err(err)) => {
                 eprintln!("freshness: {setup:?}: {err}");
                 failed = true;
-                continue;
             }
             Err(err) => {
                 eprintln!("freshness: {setup:?} panicked: {err}");
                 failed = true;
-                continue;
             }
-        };
-        let register: Vec<_> = outcomes.iter().flat_map(|o| o.register.clone()).collect();
-        let listed: Vec<_> = outcomes.iter().flat_map(|o| o.listed.clone()).collect();
-        let deregister: Vec<_> = outcomes.iter().map(|o| o.deregister).collect();
-        let unlisted: Vec<_> = outcomes.iter().map(|o| o.unlisted).collect();
-        let died: Vec<_> = outcomes.iter().map(|o| o.died).collect();
-        let errors: usize = outcomes.iter().map(|o| o.errors_after_kill).sum();
-        table.row([
-            setup.registry().to_owned(),
-            setup.settings().to_owned(),
-            summary(&listed, cap),
-            summary(&register, cap),
-            summary(&unlisted, cap),
-            summary(&deregister, cap),
-            summary(&died, cap),
-            errors.to_string(),
-            outcomes.len().to_string(),
-        ]);
+        }
     }
+    let freshness = Freshness {
+        runs,
+        cap: Duration::from_secs(args.cap_secs),
+        slow_start: !args.no_slow_start,
+    };
     println!(
-        "Discovery freshness: median (min – max) over runs; caller sends one call per 20 ms through feign + LB + Eureka; \
-         waits capped at {}{}\n",
-        human(cap),
-        if args.no_slow_start { "; slow start off" } else { "" }
+        "Discovery freshness; caller sends one call per 20 ms through feign + LB + Eureka\n\n{}",
+        summary(&freshness)
     );
-    print!("{table}");
     if failed {
         ExitCode::FAILURE
     } else {
@@ -300,41 +183,12 @@ async fn main() -> ExitCode {
     }
 }
 
-/// `median (min – max)`, with capped waits counted as longer than everything else.
-fn summary(samples: &[Option<Duration>], cap: Duration) -> String {
-    if samples.is_empty() {
-        return "—".to_owned();
-    }
-    let mut sorted = samples.to_vec();
-    sorted.sort_by_key(|sample| sample.unwrap_or(Duration::MAX));
-    let show = |sample: Option<Duration>| sample.map_or_else(|| format!("> {}", human(cap)), human);
-    format!(
-        "{} ({} – {})",
-        show(sorted[sorted.len() / 2]),
-        show(sorted[0]),
-        show(sorted[sorted.len() - 1])
-    )
-}
-
-fn human(duration: Duration) -> String {
-    let secs = duration.as_secs_f64();
-    if secs >= 120.0 {
-        format!("{:.1} min", secs / 60.0)
-    } else if secs >= 10.0 {
-        format!("{secs:.0} s")
-    } else if secs >= 1.0 {
-        format!("{secs:.2} s")
-    } else {
-        format!("{} ms", duration.as_millis())
-    }
-}
-
 async fn measure_setup(
     setup: Setup,
     args: Arc<Args>,
     servers: Handle,
-) -> SetupResult<Option<Vec<Outcome>>> {
-    let Some(registry) = setup.start().await? else {
+) -> SetupResult<Option<Vec<Measured>>> {
+    let Some(registry) = start(setup).await? else {
         return Ok(None);
     };
     let url = registry.url();
@@ -355,8 +209,13 @@ async fn measure_setup(
     for (run, task) in tasks.into_iter().enumerate() {
         match task.await {
             Ok(Ok(outcome)) => {
-                eprintln!("  {setup:?} run {}: {outcome:?}", run + 1);
-                outcomes.push(outcome);
+                let measured = Measured {
+                    setup,
+                    run: run + 1,
+                    outcome,
+                };
+                eprintln!("{measured}");
+                outcomes.push(measured);
             }
             Ok(Err(err)) => eprintln!("  {setup:?} run {} failed: {err}", run + 1),
             Err(err) => eprintln!("  {setup:?} run {} panicked: {err}", run + 1),

@@ -8,7 +8,9 @@
 //! either: callers stuck on 100 ms calls leave the others alone on the machine, so the load, and
 //! with it the median, would differ between the variants.)
 //!
-//! Reports per variant the median over the runs of p50, p99, p99.9 and max, the ratios taken
+//! Every run takes each scenario and, within it, each client in turn, the order of the clients
+//! reversing every other run; each prints one line. The tables (`feign_bench::figures::hedging`)
+//! report per variant the median over the runs of p50, p99, p99.9 and max, the ratios taken
 //! within each run (p99 over that run's median; p99 against the same run's p99 without
 //! hedging), and the load it cost: the balancer's picks per call, the picks beyond one per call
 //! (hedges; one dropped before its request reached a server counts too), the requests the
@@ -23,9 +25,9 @@ use std::time::Duration;
 use clap::Parser;
 use feign_bench::backend::{Backend, ServerRuntime};
 use feign_bench::client::{OrderService as _, OrderServiceClient, SERVICE};
-use feign_bench::load::{open_loop, OpenCall};
-use feign_bench::stats::{format_us, median, Latencies};
-use feign_bench::table::Table;
+use feign_bench::figures::hedging::{summary, Measured as Line};
+use feign_bench::load::{interleaved, open_loop, OpenCall};
+use feign_bench::stats::Latencies;
 use feign_bench::topology::SetupResult;
 use feign_core::HedgingConfig;
 use feign_lb::{Counters, LoadBalancer, Policy, SlowStart, StaticSupplier};
@@ -68,13 +70,6 @@ enum Variant {
 }
 
 impl Variant {
-    fn label(self) -> String {
-        match self {
-            Variant::NoHedging => "no hedging".to_owned(),
-            Variant::After(delay) => format!("hedge after {}", format_us(delay.as_micros() as f64)),
-        }
-    }
-
     fn hedging(self) -> Option<HedgingConfig> {
         match self {
             Variant::NoHedging => None,
@@ -94,14 +89,8 @@ struct Measured {
     picks_per_call: f64,
     /// Requests the servers received beyond one per call.
     extra_arrivals: u64,
-    /// Hedges the retry budget refused.
+    /// Hedges the hedge budget refused.
     refused: u64,
-}
-
-impl Measured {
-    fn per_call(&self, count: u64) -> f64 {
-        count as f64 / self.latencies.len().max(1) as f64
-    }
 }
 
 #[tokio::main]
@@ -124,103 +113,43 @@ async fn run(args: &Args) -> SetupResult<()> {
             .iter()
             .map(|&us| Variant::After(Duration::from_micros(us))),
     );
-    // results[scenario][variant][run]
-    let mut results: Vec<Vec<Vec<Measured>>> = args
-        .slow_one_in
-        .iter()
-        .map(|_| variants.iter().map(|_| Vec::new()).collect())
-        .collect();
+    println!(
+        "{} instances answering in {} ms, one of them {} ms later on one call in N of its own; \
+         round robin, slow start off; {} calls/s open loop, {} calls per variant and run \
+         (after a warm-up); {} runs",
+        args.instances, args.base_ms, args.slow_ms, args.rate, args.calls, args.runs
+    );
+    let mut lines = Vec::new();
     for run in 0..args.runs {
-        for (scenario, &one_in) in args.slow_one_in.iter().enumerate() {
-            for (index, &variant) in variants.iter().enumerate() {
+        for &one_in in &args.slow_one_in {
+            for variant in interleaved(&variants, run) {
                 let measured = measure(args, &servers, one_in, variant).await?;
-                println!(
-                    "run {} slow 1 in {one_in}, {}: p50 {}, p99 {}, p99.9 {}, max {}, picks/call {:.4}, hedges {}, extra at servers {}, refused by the budget {}, errors {}",
-                    run + 1,
-                    variant.label(),
-                    format_us(f64::from(measured.latencies.p50_us())),
-                    format_us(f64::from(measured.latencies.p99_us())),
-                    format_us(f64::from(measured.latencies.quantile_us(0.999))),
-                    format_us(f64::from(measured.latencies.max_us())),
-                    measured.picks_per_call,
-                    measured.hedges,
-                    measured.extra_arrivals,
-                    measured.refused,
-                    measured.errors,
-                );
-                results[scenario][index].push(measured);
+                let l = &measured.latencies;
+                let line = Line {
+                    run: run + 1,
+                    one_in,
+                    delay_us: match variant {
+                        Variant::NoHedging => None,
+                        Variant::After(delay) => Some(delay.as_micros() as f64),
+                    },
+                    p50_us: f64::from(l.p50_us()),
+                    p99_us: f64::from(l.p99_us()),
+                    p999_us: f64::from(l.quantile_us(0.999)),
+                    max_us: f64::from(l.max_us()),
+                    picks_per_call: measured.picks_per_call,
+                    hedges: measured.hedges,
+                    extra: measured.extra_arrivals,
+                    refused: measured.refused,
+                    errors: measured.errors as u64,
+                    calls: Some(l.len() as u64),
+                };
+                println!("{line}");
+                lines.push(line);
             }
         }
     }
-    println!(
-        "\n{} instances answering in {} ms, one of them {} ms later on one call in N of its own; \
-         round robin, slow start off; {} calls/s open loop, {} calls per variant and run \
-         (after a warm-up); median of {} runs\n",
-        args.instances, args.base_ms, args.slow_ms, args.rate, args.calls, args.runs
-    );
-    for (scenario, &one_in) in args.slow_one_in.iter().enumerate() {
-        println!(
-            "Slow instance delays 1 call in {one_in} of its own ({:.1} % of all calls)\n",
-            100.0 / (one_in.max(1) as f64 * args.instances as f64)
-        );
-        println!("{}", table(&variants, &results[scenario]));
-    }
+    println!("\n{}", summary(&lines, Some(args.instances as u64)));
     Ok(())
-}
-
-/// The table of one scenario: a row per variant, each figure the median over the runs.
-fn table(variants: &[Variant], runs: &[Vec<Measured>]) -> Table {
-    let mut table = Table::new([
-        "client",
-        "p50",
-        "p99",
-        "p99.9",
-        "max",
-        "p99 / p50",
-        "p99 / p99 without hedging",
-        "balancer picks per call",
-        "hedges (picks beyond one per call)",
-        "extra requests at the servers",
-        "hedges refused by the hedge budget",
-        "errors (all runs)",
-    ]);
-    let unhedged = &runs[0];
-    for (variant, measured) in variants.iter().zip(runs) {
-        let latency = |metric: fn(&Latencies) -> u32| {
-            format_us(median(
-                measured.iter().map(|m| f64::from(metric(&m.latencies))),
-            ))
-        };
-        let ratio = median(
-            measured
-                .iter()
-                .map(|m| f64::from(m.latencies.p99_us()) / f64::from(m.latencies.p50_us().max(1))),
-        );
-        let against = median(measured.iter().zip(unhedged).map(|(m, u)| {
-            f64::from(m.latencies.p99_us()) / f64::from(u.latencies.p99_us().max(1))
-        }));
-        let share = |count: fn(&Measured) -> u64| {
-            format!(
-                "{:.2} %",
-                100.0 * median(measured.iter().map(|m| m.per_call(count(m))))
-            )
-        };
-        table.row([
-            variant.label(),
-            latency(Latencies::p50_us),
-            latency(Latencies::p99_us),
-            latency(|l| l.quantile_us(0.999)),
-            latency(Latencies::max_us),
-            format!("{ratio:.1}"),
-            format!("{against:.2}"),
-            format!("{:.4}", median(measured.iter().map(|m| m.picks_per_call))),
-            share(|m| m.hedges),
-            share(|m| m.extra_arrivals),
-            share(|m| m.refused),
-            measured.iter().map(|m| m.errors).sum::<usize>().to_string(),
-        ]);
-    }
-    table
 }
 
 /// Fresh instances and a fresh client; a warm-up, then `args.calls` calls measured.

@@ -4,27 +4,30 @@
 //! - `killed`: three instances; one is killed a third into the run (its listener and every
 //!   open connection close at once, as when the process dies, without deregistering). Reports
 //!   the errors callers saw and the latency of the calls due in the second after the kill,
-//!   next to a run without the kill.
+//!   next to the same second of a run without the kill.
 //! - `slow`: the slow-backend case of feign-lb's scenario runner (`feign-lb/benches/slow_backend.rs`)
-//!   with the same shape (11 instances at 5 ms, one 20× slower for the middle half), to draw
-//!   the latency distribution per policy.
+//!   with the same shape (11 instances at 5 ms, one 20× slower for the middle half).
 //!
-//! Every latency figure is the median over the runs, errors are summed over them (with the worst
-//! run); the charts merge the runs' calls. Run with
+//! Every run takes each policy in turn, the order reversing every other run (and, in `killed`,
+//! the run with the kill and the one without in the same way). Each run prints one line per
+//! policy; then, per scenario and policy, the latency of all runs' calls at the percentiles its
+//! chart plots, and the tables (`feign_bench::figures::resilience`, which renders the tables and
+//! the charts of BENCHMARKS.md from this output). Run with
 //! `cargo run --release -p feign-bench --bin lb-resilience -- --runs 5`.
 
-use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
 use clap::{Parser, ValueEnum};
 use feign_bench::backend::{Backend, ServerRuntime};
-use feign_bench::chart::latency_percentiles;
+use feign_bench::chart::quantile_grid;
 use feign_bench::client::OrderService;
-use feign_bench::load::{open_loop, OpenCall};
-use feign_bench::stats::{format_us, median, Latencies};
-use feign_bench::table::Table;
+use feign_bench::figures::resilience::{
+    killed_of, slow_of, Killed, Quantiles, Slow, SLOW_INSTANCES,
+};
+use feign_bench::load::{interleaved, open_loop, OpenCall};
+use feign_bench::stats::Latencies;
 use feign_bench::topology::{feign_balanced, SetupResult};
 use feign_lb::{LoadBalancer, Policy, SlowStart, StaticSupplier};
 
@@ -61,13 +64,6 @@ struct Args {
     /// Service time of every instance, in milliseconds.
     #[arg(long, default_value_t = 5)]
     base_ms: u64,
-    /// Where the SVG charts are written.
-    #[arg(long, default_value_os_t = default_out_dir())]
-    out_dir: PathBuf,
-}
-
-fn default_out_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../results")
 }
 
 const POLICIES: [(Policy, &str); 4] = [
@@ -79,9 +75,6 @@ const POLICIES: [(Policy, &str); 4] = [
 
 /// The slow instance is this many times slower.
 const SLOWDOWN: u32 = 20;
-
-/// Instances in the `slow` scenario, as in feign-lb's runner.
-const SLOW_INSTANCES: usize = 11;
 
 #[tokio::main]
 async fn main() -> ExitCode {
@@ -154,16 +147,27 @@ fn latencies<'a>(calls: impl IntoIterator<Item = &'a OpenCall>) -> Latencies {
     Latencies::new(calls.into_iter().map(|call| call.latency_us).collect())
 }
 
-/// Median of `metric` over runs, formatted as a latency.
-fn median_us(runs: &[Latencies], metric: impl Fn(&Latencies) -> u32) -> String {
-    format_us(median(runs.iter().map(|run| f64::from(metric(run)))))
+fn us(latency_us: u32) -> f64 {
+    f64::from(latency_us)
+}
+
+/// Prints the latency of every run's calls of `scenario` under each policy, for its chart.
+fn print_quantiles(scenario: &str, per_policy: Vec<(&str, Vec<Latencies>)>) {
+    for (policy, runs) in per_policy {
+        let line = Quantiles {
+            scenario: scenario.to_owned(),
+            policy: policy.to_owned(),
+            us: quantile_grid(&Latencies::merge(&runs)),
+        };
+        println!("{line}");
+    }
 }
 
 async fn killed(args: &Args, servers: &ServerRuntime) -> SetupResult<()> {
     let base = Duration::from_millis(args.base_ms);
     let kill_at = Duration::from_secs_f64(args.kill_seconds / 3.0);
     let window = kill_at..kill_at + Duration::from_secs(1);
-    eprintln!(
+    println!(
         "killed: 3 instances at {} ms, one killed at {:.1} s of a {} s run, {} calls/s open loop, {} runs",
         args.base_ms,
         kill_at.as_secs_f64(),
@@ -171,23 +175,15 @@ async fn killed(args: &Args, servers: &ServerRuntime) -> SetupResult<()> {
         args.kill_rate,
         args.runs
     );
-    let mut table = Table::new([
-        "policy",
-        "errors, all runs (worst run; calls)",
-        "p50 after kill",
-        "p99 after kill",
-        "max after kill",
-        "p99 same window, no kill",
-        "extra p99",
-        "p99 whole run",
-    ])
-    .text_columns(1);
-    let mut chart = Vec::new();
-    for (policy, name) in POLICIES {
-        let (mut errors, mut sent) = (Vec::new(), Vec::new());
-        let (mut after, mut quiet, mut whole) = (Vec::new(), Vec::new(), Vec::new());
-        for run in 0..args.runs {
-            for kill in [false, true] {
+    let mut lines = Vec::new();
+    let mut merged: Vec<(&str, Vec<Latencies>)> = POLICIES
+        .iter()
+        .map(|(_, name)| (*name, Vec::new()))
+        .collect();
+    for run in 0..args.runs {
+        for (policy, name) in interleaved(&POLICIES, run) {
+            let (mut quiet, mut with_kill) = (None, None);
+            for kill in interleaved(&[false, true], run) {
                 let (backends, balancer) = fleet(servers, 3, base, policy)?;
                 let backends = Arc::new(backends);
                 let victim = backends.clone();
@@ -205,75 +201,45 @@ async fn killed(args: &Args, servers: &ServerRuntime) -> SetupResult<()> {
                 .await?;
                 let in_window = latencies(calls.iter().filter(|c| window.contains(&c.due)));
                 if kill {
-                    let failed = calls.iter().filter(|call| !call.ok).count();
-                    eprintln!(
-                        "  {name:<12} run {} killed: {failed} errors of {}, p99 after kill {}, max {}",
-                        run + 1,
-                        calls.len(),
-                        format_us(f64::from(in_window.p99_us())),
-                        format_us(f64::from(in_window.max_us()))
-                    );
-                    errors.push(failed as f64);
-                    sent.push(calls.len() as f64);
-                    after.push(in_window);
-                    whole.push(latencies(&calls));
+                    with_kill = Some((calls, in_window));
                 } else {
-                    quiet.push(in_window);
+                    quiet = Some(in_window);
                 }
             }
+            let (Some(quiet), Some((calls, after))) = (quiet, with_kill) else {
+                continue;
+            };
+            let line = Killed {
+                run: run + 1,
+                policy: name.to_owned(),
+                calls: calls.len() as u64,
+                errors: calls.iter().filter(|call| !call.ok).count() as u64,
+                p50_after_us: Some(us(after.p50_us())),
+                p99_after_us: us(after.p99_us()),
+                max_after_us: us(after.max_us()),
+                p99_quiet_us: Some(us(quiet.p99_us())),
+                p99_whole_us: Some(us(latencies(&calls).p99_us())),
+            };
+            println!("{line}");
+            lines.push(line);
+            if let Some((_, runs)) = merged.iter_mut().find(|(policy, _)| *policy == name) {
+                runs.push(after);
+            }
         }
-        let extra = median(
-            after
-                .iter()
-                .zip(&quiet)
-                .map(|(a, q)| f64::from(a.p99_us()) - f64::from(q.p99_us())),
-        );
-        table.row([
-            name.to_owned(),
-            // Summed, with the worst run: a median would hide errors in a minority of runs.
-            format!(
-                "{:.0} (worst {:.0}; of {:.0})",
-                errors.iter().sum::<f64>(),
-                errors.iter().copied().fold(0.0, f64::max),
-                sent.iter().sum::<f64>()
-            ),
-            median_us(&after, Latencies::p50_us),
-            median_us(&after, Latencies::p99_us),
-            median_us(&after, Latencies::max_us),
-            median_us(&quiet, Latencies::p99_us),
-            format!(
-                "{}{}",
-                if extra < 0.0 { "−" } else { "+" },
-                format_us(extra.abs())
-            ),
-            median_us(&whole, Latencies::p99_us),
-        ]);
-        chart.push((name.to_owned(), Latencies::merge(&after)));
     }
+    print_quantiles("killed", merged);
     println!(
-        "Instance killed mid-traffic: 3 instances answering in {} ms, {} calls/s open loop for {} s, one killed at {:.1} s; \
-         \"after kill\" = calls due in the following second; median of {} runs\n",
-        args.base_ms,
-        args.kill_rate,
-        args.kill_seconds,
-        kill_at.as_secs_f64(),
-        args.runs
+        "\nInstance killed mid-traffic; \"after kill\" = calls due in the following second\n\n{}",
+        killed_of(&lines)
     );
-    print!("{table}");
-    println!();
-    write_chart(
-        args,
-        "resilience-killed.svg",
-        "Calls in the second after an instance is killed (3 instances, open loop)",
-        &chart,
-    )
+    Ok(())
 }
 
 async fn slow(args: &Args, servers: &ServerRuntime) -> SetupResult<()> {
     let base = Duration::from_millis(args.base_ms);
     let total = Duration::from_secs_f64(args.slow_seconds);
     let (slow_from, slow_until) = (total / 4, total * 3 / 4);
-    eprintln!(
+    println!(
         "slow: {SLOW_INSTANCES} instances at {} ms, one {SLOWDOWN}x slower from {:.1} s to {:.1} s, {} calls/s, {} runs",
         args.base_ms,
         slow_from.as_secs_f64(),
@@ -281,18 +247,13 @@ async fn slow(args: &Args, servers: &ServerRuntime) -> SetupResult<()> {
         args.slow_rate,
         args.runs
     );
-    let mut table = Table::new([
-        "policy",
-        "share sent to the slow one",
-        "p50",
-        "p99",
-        "p99.9",
-        "errors",
-    ]);
-    let mut chart = Vec::new();
-    for (policy, name) in POLICIES {
-        let (mut shares, mut runs, mut errors) = (Vec::new(), Vec::new(), 0);
-        for run in 0..args.runs {
+    let mut lines = Vec::new();
+    let mut merged: Vec<(&str, Vec<Latencies>)> = POLICIES
+        .iter()
+        .map(|(_, name)| (*name, Vec::new()))
+        .collect();
+    for run in 0..args.runs {
+        for (policy, name) in interleaved(&POLICIES, run) {
             let (backends, balancer) = fleet(servers, SLOW_INSTANCES, base, policy)?;
             let backends = Arc::new(backends);
             let fleet_view = backends.clone();
@@ -312,59 +273,28 @@ async fn slow(args: &Args, servers: &ServerRuntime) -> SetupResult<()> {
             })
             .await?;
             let (slow_hits, all_hits) = rx.await?;
-            let share = slow_hits as f64 / (all_hits as f64).max(1.0);
-            let failed = calls.iter().filter(|call| !call.ok).count();
             let lat = latencies(&calls);
-            eprintln!(
-                "  {name:<12} run {}: share {:.2} %, p99 {}, p99.9 {}, errors {failed}",
-                run + 1,
-                share * 100.0,
-                format_us(f64::from(lat.p99_us())),
-                format_us(f64::from(lat.quantile_us(0.999)))
-            );
-            shares.push(share * 100.0);
-            errors += failed;
-            runs.push(lat);
+            let line = Slow {
+                run: run + 1,
+                policy: name.to_owned(),
+                share_percent: 100.0 * slow_hits as f64 / (all_hits as f64).max(1.0),
+                errors: calls.iter().filter(|call| !call.ok).count() as u64,
+                p50_us: Some(us(lat.p50_us())),
+                p99_us: us(lat.p99_us()),
+                p999_us: us(lat.quantile_us(0.999)),
+            };
+            println!("{line}");
+            lines.push(line);
+            if let Some((_, runs)) = merged.iter_mut().find(|(policy, _)| *policy == name) {
+                runs.push(lat);
+            }
             drop(backends);
         }
-        table.row([
-            name.to_owned(),
-            format!("{:.2} %", median(shares)),
-            median_us(&runs, Latencies::p50_us),
-            median_us(&runs, Latencies::p99_us),
-            median_us(&runs, |l| l.quantile_us(0.999)),
-            errors.to_string(),
-        ]);
-        chart.push((name.to_owned(), Latencies::merge(&runs)));
     }
+    print_quantiles("slow", merged);
     println!(
-        "Slow backend: {SLOW_INSTANCES} instances answering in {} ms, one {SLOWDOWN}× slower for the middle half of a {} s run, \
-         {} calls/s open loop; share counted while it is slow (fair share {:.1} %); median of {} runs\n",
-        args.base_ms,
-        args.slow_seconds,
-        args.slow_rate,
-        100.0 / SLOW_INSTANCES as f64,
-        args.runs
+        "\nSlow backend: one instance {SLOWDOWN}× slower for the middle half of the run\n\n{}",
+        slow_of(&lines)
     );
-    print!("{table}");
-    println!();
-    write_chart(
-        args,
-        "resilience-slow.svg",
-        "Latency per policy, one of 11 instances 20× slower (open loop)",
-        &chart,
-    )
-}
-
-fn write_chart(
-    args: &Args,
-    file: &str,
-    title: &str,
-    series: &[(String, Latencies)],
-) -> SetupResult<()> {
-    std::fs::create_dir_all(&args.out_dir)?;
-    let path = args.out_dir.join(file);
-    std::fs::write(&path, latency_percentiles(title, series))?;
-    eprintln!("chart written to {}", path.display());
     Ok(())
 }

@@ -3,7 +3,8 @@
 //! should be held against), feign + load balancer over a static list, and feign + load
 //! balancer + Eureka discovery (embedded registry), at several concurrencies. Variants are interleaved
 //! (the order rotates each run) and every figure is the median over the runs; the ratio to raw
-//! reqwest is taken within each run, then its median reported.
+//! reqwest on the same ports is taken within each run, then its median (min–max) reported
+//! (`feign_bench::figures::overhead`, which also renders BENCHMARKS.md's table from the output).
 //!
 //! Run with `cargo run --release -p feign-bench --bin overhead -- --runs 5`.
 
@@ -13,9 +14,9 @@ use std::time::Duration;
 use clap::Parser;
 use feign_bench::backend::{Backend, ServerRuntime};
 use feign_bench::client::{OrderService, OrderServiceClient, RawClient};
+use feign_bench::figures::overhead::{summary, Measured};
 use feign_bench::load::{closed_loop, Budget, ClosedRun};
-use feign_bench::stats::{format_us, median};
-use feign_bench::table::Table;
+use feign_bench::per_call::Variant as Name;
 use feign_bench::topology::{
     feign_balanced, feign_fixed, static_balancer, Discovered, SetupResult,
 };
@@ -58,16 +59,14 @@ impl Variant {
     }
 }
 
-const NAMES: [&str; 5] = [
-    "raw reqwest",
-    "feign, fixed URL",
-    "raw reqwest, 3 ports in turn",
-    "feign + LB (static list)",
-    "feign + LB + Eureka",
+/// What each of the clients built in `run` is, in the same order.
+const NAMES: [Name; 5] = [
+    Name::Raw,
+    Name::FeignFixed,
+    Name::RawRotating,
+    Name::FeignStatic,
+    Name::FeignEureka,
 ];
-
-/// Goals from the issue: ratio to raw reqwest.
-const GOALS: [Option<f64>; 5] = [None, Some(0.97), None, None, Some(0.95)];
 
 async fn measure(variant: &Variant, concurrency: usize, seconds: f64) -> ClosedRun {
     let variant = variant.clone();
@@ -119,75 +118,33 @@ async fn run(args: &Args) -> SetupResult<()> {
         backends.len()
     );
 
-    // samples[concurrency][variant] = one ClosedRun per run.
-    let mut samples: Vec<Vec<Vec<ClosedRun>>> =
-        vec![vec![Vec::new(); variants.len()]; args.concurrency.len()];
+    let mut lines = Vec::new();
     for run in 0..args.runs {
-        for (c_index, &concurrency) in args.concurrency.iter().enumerate() {
+        for &concurrency in &args.concurrency {
             for offset in 0..variants.len() {
                 let v_index = (run + offset) % variants.len();
                 let variant = &variants[v_index];
                 measure(variant, concurrency, args.warmup).await;
                 let result = measure(variant, concurrency, args.seconds).await;
-                eprintln!(
-                    "  run {} c={concurrency:<3} {:<26} {:>9.0} req/s  p50 {:>9}  p99 {:>9}  errors {}",
-                    run + 1,
-                    NAMES[v_index],
-                    result.rps(),
-                    format_us(f64::from(result.latencies.p50_us())),
-                    format_us(f64::from(result.latencies.p99_us())),
-                    result.errors
-                );
-                samples[c_index][v_index].push(result);
+                let line = Measured {
+                    run: run + 1,
+                    concurrency,
+                    variant: NAMES[v_index],
+                    rps: result.rps(),
+                    p50_us: f64::from(result.latencies.p50_us()),
+                    p99_us: f64::from(result.latencies.p99_us()),
+                    errors: result.errors,
+                };
+                eprintln!("{line}");
+                lines.push(line);
             }
         }
     }
     discovered.shutdown().await;
-
-    let mut table = Table::new([
-        "concurrency",
-        "client",
-        "req/s",
-        "p50",
-        "p99",
-        "ratio to raw",
-        "goal",
-        "errors",
-    ])
-    .text_columns(2);
-    let mut missed = Vec::new();
-    for (c_index, &concurrency) in args.concurrency.iter().enumerate() {
-        let raw = &samples[c_index][0];
-        for (v_index, runs) in samples[c_index].iter().enumerate() {
-            let ratio = median(runs.iter().zip(raw).map(|(own, raw)| own.rps() / raw.rps()));
-            let goal = GOALS[v_index];
-            let verdict = match goal {
-                Some(goal) if ratio >= goal => format!("≥ {goal} met"),
-                Some(goal) => {
-                    missed.push(format!("{} at concurrency {concurrency}", NAMES[v_index]));
-                    format!("≥ {goal} MISSED")
-                }
-                None => "—".to_owned(),
-            };
-            table.row([
-                concurrency.to_string(),
-                NAMES[v_index].to_owned(),
-                format!("{:.0}", median(runs.iter().map(ClosedRun::rps))),
-                format_us(median(runs.iter().map(|r| f64::from(r.latencies.p50_us())))),
-                format_us(median(runs.iter().map(|r| f64::from(r.latencies.p99_us())))),
-                format!("{ratio:.3}"),
-                verdict,
-                runs.iter().map(|r| r.errors).sum::<u64>().to_string(),
-            ]);
-        }
-    }
     println!(
-        "Framework overhead: median of {} runs, {} s per variant and run, closed loop\n",
-        args.runs, args.seconds
+        "Framework overhead, {} s per client and run, closed loop\n\n{}",
+        args.seconds,
+        summary(&lines)
     );
-    print!("{table}");
-    if !missed.is_empty() {
-        println!("\nmissed: {}", missed.join("; "));
-    }
     Ok(())
 }

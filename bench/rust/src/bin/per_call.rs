@@ -5,10 +5,12 @@
 //! registry where they are registered) pinned to one core, then runs every client variant as a
 //! process of its own pinned to another core: each makes `--warmup` calls, then `--calls`
 //! counted ones, on a current-thread tokio runtime, and prints what the counted calls cost.
-//! Variants are interleaved (the order rotates each round) and figures are medians over rounds;
-//! ratios are taken within a round. Instructions per call come from two runs of each client
-//! under `valgrind --tool=cachegrind` that differ only in their counted calls, so start-up and
-//! warm-up cancel out.
+//! Variants are interleaved (the order rotates each round; the valgrind pairs reverse it every
+//! other repetition) and figures are medians over rounds; ratios are taken within a round or a
+//! repetition (`feign_bench::figures::per_call`, which renders BENCHMARKS.md's tables from the
+//! output). Instructions per call come from two runs of each client under
+//! `valgrind --tool=cachegrind` that differ only in their counted calls, so start-up and warm-up
+//! cancel out.
 //!
 //! Run with `cargo run --release -p feign-bench --bin per-call` (add `--features feignhttp` to
 //! measure feignhttp too). Needs `taskset`; without `valgrind` the instruction table is
@@ -25,10 +27,12 @@ use clap::{Args as ClapArgs, Parser, Subcommand};
 use cpu_time::ProcessTime;
 use feign_bench::backend::{Backend, ServerRuntime};
 use feign_bench::client::{OrderService, RawClient};
+use feign_bench::figures::per_call::{
+    allocations_of, cpu_of, instructions_of, Instructions, PerCall, Round,
+};
+use feign_bench::load::interleaved;
 use feign_bench::peers::{BalancedReqwest, MiddlewareClient};
 use feign_bench::per_call::{instructions_in, instructions_per_call, Sample, Variant};
-use feign_bench::stats::median;
-use feign_bench::table::Table;
 use feign_bench::topology::{
     await_instances, discovered_balancer, discovery_client, feign_balanced, feign_fixed,
     static_balancer, Registered, SetupResult,
@@ -394,13 +398,6 @@ fn sample_in(stdout: &str) -> SetupResult<Sample> {
     Ok(line.parse()?)
 }
 
-/// Every figure of one variant at one concurrency.
-#[derive(Debug, Default, Clone)]
-struct Figures {
-    samples: Vec<Sample>,
-    instructions: Vec<f64>,
-}
-
 fn run(args: &RunArgs) -> SetupResult<()> {
     let exe = std::env::current_exe()?.to_string_lossy().into_owned();
     let variants: Vec<Variant> = Variant::ALL
@@ -416,17 +413,22 @@ fn run(args: &RunArgs) -> SetupResult<()> {
         "per-call: servers {} and registry {} on core {}; clients on core {}",
         server.urls, server.registry, args.server_cpu, args.client_cpu
     );
-    let mut figures = vec![vec![Figures::default(); variants.len()]; args.concurrency.len()];
+    let mut lines = PerCall::default();
 
     for round in 0..args.rounds {
-        for (c_index, &concurrency) in args.concurrency.iter().enumerate() {
+        for &concurrency in &args.concurrency {
             for offset in 0..variants.len() {
-                let v_index = (round + offset) % variants.len();
-                let variant = variants[v_index];
+                let variant = variants[(round + offset) % variants.len()];
                 let client_args = server.client_args(variant, concurrency, args.warmup, args.calls);
                 let sample = sample_in(&run_pinned(args.client_cpu, &exe, &client_args)?.0)?;
-                eprintln!("round {} c={concurrency} {variant} {sample}", round + 1);
-                figures[c_index][v_index].samples.push(sample);
+                let line = Round {
+                    round: round + 1,
+                    concurrency,
+                    variant,
+                    sample,
+                };
+                eprintln!("{line}");
+                lines.rounds.push(line);
             }
         }
     }
@@ -439,8 +441,8 @@ fn run(args: &RunArgs) -> SetupResult<()> {
     if valgrind {
         let (short, long) = counts.unwrap_or_default();
         for rep in 0..args.valgrind_reps {
-            for (c_index, &concurrency) in args.concurrency.iter().enumerate() {
-                for (v_index, &variant) in variants.iter().enumerate() {
+            for &concurrency in &args.concurrency {
+                for variant in interleaved(&variants, rep) {
                     let mut instructions = [0_u64; 2];
                     for (slot, calls) in [short, long].into_iter().enumerate() {
                         let mut valgrind_args = vec![
@@ -469,16 +471,19 @@ fn run(args: &RunArgs) -> SetupResult<()> {
                         instructions[slot] = instructions_in(&stderr)
                             .ok_or_else(|| format!("no `I refs` in valgrind's output: {stderr}"))?;
                     }
-                    let per_call =
-                        instructions_per_call((short, instructions[0]), (long, instructions[1]))
-                            .ok_or("the longer valgrind run counted fewer instructions")?;
-                    eprintln!(
-                        "valgrind rep {} c={concurrency} {variant} calls={short} instructions={} calls={long} instructions={} per_call={per_call:.1}",
-                        rep + 1,
-                        instructions[0],
-                        instructions[1]
-                    );
-                    figures[c_index][v_index].instructions.push(per_call);
+                    let (short, long) = ((short, instructions[0]), (long, instructions[1]));
+                    let per_call = instructions_per_call(short, long)
+                        .ok_or("the longer valgrind run counted fewer instructions")?;
+                    let line = Instructions {
+                        rep: rep + 1,
+                        concurrency,
+                        variant,
+                        short,
+                        long,
+                        per_call,
+                    };
+                    eprintln!("{line}");
+                    lines.instructions.push(line);
                 }
             }
         }
@@ -486,178 +491,13 @@ fn run(args: &RunArgs) -> SetupResult<()> {
         eprintln!("per-call: instructions NOT counted: `valgrind` was not found");
     }
     drop(server);
-    print_tables(args, &variants, &figures);
+    if !lines.instructions.is_empty() {
+        println!("Instructions per call\n\n{}", instructions_of(&lines));
+    }
+    println!(
+        "CPU time per call and calls per second\n\n{}",
+        cpu_of(&lines)
+    );
+    println!("Allocations per call\n\n{}", allocations_of(&lines));
     Ok(())
-}
-
-// ---- tables ----
-
-fn print_tables(args: &RunArgs, variants: &[Variant], figures: &[Vec<Figures>]) {
-    let index_of = |variant: Variant| variants.iter().position(|&v| v == variant);
-    let mut instructions = Table::new([
-        "concurrency",
-        "client",
-        "instructions per call",
-        "ratio to raw",
-        "goal",
-    ])
-    .text_columns(2);
-    let mut cpu = Table::new([
-        "concurrency",
-        "client",
-        "CPU per call",
-        "ratio to raw",
-        "calls/s",
-        "ratio to raw",
-        "goal",
-        "errors",
-    ])
-    .text_columns(2);
-    let mut allocations = Table::new([
-        "concurrency",
-        "client",
-        "allocations per call",
-        "bytes per call",
-        "more than raw",
-        "goal",
-    ])
-    .text_columns(2);
-    for (c_index, &concurrency) in args.concurrency.iter().enumerate() {
-        for (v_index, &variant) in variants.iter().enumerate() {
-            let own = &figures[c_index][v_index];
-            let base = index_of(variant.baseline()).map(|b| &figures[c_index][b]);
-            let goals = Goals::of(variant);
-            if !own.instructions.is_empty() {
-                let per_call = median(own.instructions.iter().copied());
-                let ratio = base.map(|base| per_call / median(base.instructions.iter().copied()));
-                instructions.row([
-                    concurrency.to_string(),
-                    variant.label().to_owned(),
-                    format!("{per_call:.0}"),
-                    ratio.map_or("—".into(), |r| format!("{r:.3}")),
-                    verdict(
-                        goals.instructions.map(|g| ratio.is_some_and(|r| r <= g)),
-                        goals.instructions,
-                        "≤",
-                    ),
-                ]);
-            }
-            let paired = |f: fn(&Sample) -> f64| -> Option<f64> {
-                let base = base?;
-                Some(median(
-                    own.samples
-                        .iter()
-                        .zip(&base.samples)
-                        .map(|(o, b)| f(o) / f(b)),
-                ))
-            };
-            let cpu_ratio = paired(Sample::cpu_us_per_call);
-            let rate_ratio = paired(Sample::calls_per_second);
-            cpu.row([
-                concurrency.to_string(),
-                variant.label().to_owned(),
-                format!(
-                    "{:.2} µs",
-                    median(own.samples.iter().map(Sample::cpu_us_per_call))
-                ),
-                cpu_ratio.map_or("—".into(), |r| format!("{r:.3}")),
-                format!(
-                    "{:.0}",
-                    median(own.samples.iter().map(Sample::calls_per_second))
-                ),
-                rate_ratio.map_or("—".into(), |r| format!("{r:.3}")),
-                verdict(
-                    goals.throughput.map(|g| rate_ratio.is_some_and(|r| r >= g)),
-                    goals.throughput,
-                    "≥",
-                ),
-                own.samples
-                    .iter()
-                    .map(|s| s.errors)
-                    .sum::<u64>()
-                    .to_string(),
-            ]);
-            let own_allocations = median(own.samples.iter().map(Sample::allocations_per_call));
-            let raw_allocations = index_of(Variant::Raw).map(|raw| {
-                median(
-                    figures[c_index][raw]
-                        .samples
-                        .iter()
-                        .map(Sample::allocations_per_call),
-                )
-            });
-            let more = raw_allocations.map(|raw| own_allocations - raw);
-            allocations.row([
-                concurrency.to_string(),
-                variant.label().to_owned(),
-                format!("{own_allocations:.2}"),
-                format!(
-                    "{:.0}",
-                    median(own.samples.iter().map(Sample::bytes_per_call))
-                ),
-                more.map_or("—".into(), |m| format!("{m:+.2}")),
-                verdict(
-                    goals
-                        .extra_allocations
-                        .map(|g| more.is_some_and(|m| m <= g)),
-                    goals.extra_allocations,
-                    "≤ +",
-                ),
-            ]);
-        }
-    }
-    println!(
-        "Instructions per call (client process, valgrind; median of {} pairs of runs)\n",
-        args.valgrind_reps
-    );
-    print!("{instructions}");
-    println!("\nCPU time per call and throughput, client and server pinned to cores of their own (median of {} rounds of {} calls)\n", args.rounds, args.calls);
-    print!("{cpu}");
-    println!(
-        "\nAllocations per call (median of {} rounds)\n",
-        args.rounds
-    );
-    print!("{allocations}");
-}
-
-/// The goals for a variant, against its baseline.
-struct Goals {
-    instructions: Option<f64>,
-    throughput: Option<f64>,
-    extra_allocations: Option<f64>,
-}
-
-impl Goals {
-    fn of(variant: Variant) -> Goals {
-        match variant {
-            Variant::FeignFixed => Goals {
-                instructions: Some(1.03),
-                throughput: Some(0.97),
-                extra_allocations: Some(3.0),
-            },
-            Variant::FeignEureka => Goals {
-                instructions: Some(1.10),
-                throughput: Some(0.95),
-                extra_allocations: Some(3.0),
-            },
-            Variant::FeignStatic => Goals {
-                instructions: None,
-                throughput: None,
-                extra_allocations: Some(3.0),
-            },
-            _ => Goals {
-                instructions: None,
-                throughput: None,
-                extra_allocations: None,
-            },
-        }
-    }
-}
-
-fn verdict(met: Option<bool>, goal: Option<f64>, relation: &str) -> String {
-    match (met, goal) {
-        (Some(true), Some(goal)) => format!("{relation} {goal} met"),
-        (Some(false), Some(goal)) => format!("{relation} {goal} MISSED"),
-        _ => "—".to_owned(),
-    }
 }

@@ -14,10 +14,9 @@ use std::time::Duration;
 use clap::Parser;
 use feign_bench::backend::{Backend, ServerRuntime};
 use feign_bench::client::OrderService;
+use feign_bench::figures::vs_java::{clients_of, ratios_of, Measured, Report, Side};
 use feign_bench::load::{closed_loop, Budget};
 use feign_bench::memory::resident;
-use feign_bench::stats::{format_us, median};
-use feign_bench::table::Table;
 use feign_bench::topology::{feign_balanced, static_balancer, SetupResult};
 use feign_lb::Policy;
 
@@ -53,40 +52,6 @@ struct Args {
 
 fn default_jar() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../java/target/feign-java-bench-0.0.1.jar")
-}
-
-/// What one client process printed.
-#[derive(Debug, Clone, Default)]
-struct Report {
-    rps: f64,
-    p50_us: f64,
-    p99_us: f64,
-    rss_kb: f64,
-    peak_rss_kb: f64,
-    errors: f64,
-}
-
-impl Report {
-    /// Parses `PREFIX key=value ...` as bench/java/README.md specifies.
-    fn parse(output: &str, prefix: &str) -> Option<Report> {
-        let line = output.lines().find(|line| line.starts_with(prefix))?;
-        let field = |name: &str| -> Option<f64> {
-            line.split_whitespace()
-                .filter_map(|pair| pair.split_once('='))
-                .find(|(key, _)| *key == name)?
-                .1
-                .parse()
-                .ok()
-        };
-        Some(Report {
-            rps: field("rps")?,
-            p50_us: field("p50_us")?,
-            p99_us: field("p99_us")?,
-            rss_kb: field("rss_kb")?,
-            peak_rss_kb: field("peak_rss_kb")?,
-            errors: field("errors")?,
-        })
-    }
 }
 
 fn main() -> ExitCode {
@@ -185,123 +150,54 @@ async fn compare(args: &Args) -> SetupResult<()> {
         args.runs, args.concurrency, args.requests, args.warmup, args.server_threads
     );
 
-    // reports[concurrency] = (rust runs, java runs)
-    let mut reports = vec![(Vec::new(), Vec::new()); args.concurrency.len()];
+    let mut lines = Vec::new();
     for run in 0..args.runs {
-        for (c_index, &concurrency) in args.concurrency.iter().enumerate() {
-            for side in 0..2 {
-                let rust_turn = (run + side) % 2 == 0;
-                if rust_turn {
-                    let mut command = tokio::process::Command::new(&me);
-                    command.args([
-                        format!("--client-targets={targets}"),
-                        format!("--concurrency={concurrency}"),
-                        format!("--requests={}", args.requests),
-                        format!("--warmup={}", args.warmup),
-                    ]);
-                    let report = run_child(command, "RUST_BENCH").await?;
-                    log(run, concurrency, "feign-rs", &report);
-                    reports[c_index].0.push(report);
+        for &concurrency in &args.concurrency {
+            for turn in 0..2 {
+                let side = if (run + turn) % 2 == 0 {
+                    Side::FeignRs
                 } else {
-                    let mut command = tokio::process::Command::new(&args.java);
-                    command.arg("-jar").arg(&args.jar).args([
-                        format!("--bench.targets={targets}"),
-                        format!("--bench.concurrency={concurrency}"),
-                        format!("--bench.requests={}", args.requests),
-                        format!("--bench.warmup={}", args.warmup),
-                    ]);
-                    let report = run_child(command, "JAVA_BENCH").await?;
-                    log(run, concurrency, "Spring", &report);
-                    reports[c_index].1.push(report);
-                }
-            }
-            let (rust, java) = &reports[c_index];
-            if let (Some(r), Some(j)) = (rust.last(), java.last()) {
-                eprintln!(
-                    "  run {} c={concurrency:<3} ratios    req/s feign-rs ÷ Spring {:.2}×  peak RSS feign-rs ÷ Spring {:.3}",
-                    run + 1,
-                    r.rps / j.rps,
-                    r.peak_rss_kb / j.peak_rss_kb
-                );
+                    Side::Spring
+                };
+                let report = match side {
+                    Side::FeignRs => {
+                        let mut command = tokio::process::Command::new(&me);
+                        command.args([
+                            format!("--client-targets={targets}"),
+                            format!("--concurrency={concurrency}"),
+                            format!("--requests={}", args.requests),
+                            format!("--warmup={}", args.warmup),
+                        ]);
+                        run_child(command, "RUST_BENCH").await?
+                    }
+                    Side::Spring => {
+                        let mut command = tokio::process::Command::new(&args.java);
+                        command.arg("-jar").arg(&args.jar).args([
+                            format!("--bench.targets={targets}"),
+                            format!("--bench.concurrency={concurrency}"),
+                            format!("--bench.requests={}", args.requests),
+                            format!("--bench.warmup={}", args.warmup),
+                        ]);
+                        run_child(command, "JAVA_BENCH").await?
+                    }
+                };
+                let line = Measured {
+                    run: run + 1,
+                    concurrency,
+                    side,
+                    report,
+                };
+                eprintln!("{line}");
+                lines.push(line);
             }
         }
-    }
-
-    let mut table = Table::new([
-        "concurrency",
-        "client",
-        "req/s",
-        "p50",
-        "p99",
-        "RSS after",
-        "peak RSS",
-        "errors",
-    ])
-    .text_columns(2);
-    let mut ratios = Table::new([
-        "concurrency",
-        "req/s feign-rs ÷ Spring",
-        "goal ≥ 3×",
-        "peak RSS feign-rs ÷ Spring",
-        "goal ≤ 0.10",
-    ]);
-    for (c_index, &concurrency) in args.concurrency.iter().enumerate() {
-        let (rust, java) = &reports[c_index];
-        for (name, runs) in [
-            ("feign-rs (feign + LB)", rust),
-            ("Spring OpenFeign + LB", java),
-        ] {
-            table.row([
-                concurrency.to_string(),
-                name.to_owned(),
-                format!("{:.0}", median(runs.iter().map(|r| r.rps))),
-                format_us(median(runs.iter().map(|r| r.p50_us))),
-                format_us(median(runs.iter().map(|r| r.p99_us))),
-                format_kb(median(runs.iter().map(|r| r.rss_kb))),
-                format_kb(median(runs.iter().map(|r| r.peak_rss_kb))),
-                runs.iter().map(|r| r.errors).sum::<f64>().to_string(),
-            ]);
-        }
-        let speed = median(rust.iter().zip(java).map(|(r, j)| r.rps / j.rps));
-        let memory = median(
-            rust.iter()
-                .zip(java)
-                .map(|(r, j)| r.peak_rss_kb / j.peak_rss_kb),
-        );
-        ratios.row([
-            concurrency.to_string(),
-            format!("{speed:.2}×"),
-            verdict(speed >= 3.0),
-            format!("{memory:.3}"),
-            verdict(memory <= 0.10),
-        ]);
     }
     println!(
-        "Against Java: median of {} runs, {} measured calls after {} warm-up calls, closed loop\n",
-        args.runs, args.requests, args.warmup
+        "Against Java: {} measured calls after {} warm-up calls, closed loop\n\n{}\n{}",
+        args.requests,
+        args.warmup,
+        clients_of(&lines),
+        ratios_of(&lines)
     );
-    print!("{table}");
-    println!();
-    print!("{ratios}");
     Ok(())
-}
-
-fn log(run: usize, concurrency: usize, name: &str, report: &Report) {
-    eprintln!(
-        "  run {} c={concurrency:<3} {name:<9} {:>8.0} req/s  p50 {:>9}  p99 {:>9}  rss {:>9}  peak {:>9}",
-        run + 1,
-        report.rps,
-        format_us(report.p50_us),
-        format_us(report.p99_us),
-        format_kb(report.rss_kb),
-        format_kb(report.peak_rss_kb)
-    );
-}
-
-fn format_kb(kb: f64) -> String {
-    format!("{:.1} MiB", kb / 1024.0)
-}
-
-fn verdict(met: bool) -> String {
-    if met { "met" } else { "MISSED" }.to_owned()
 }
