@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize, Serializer};
 
 use super::instance::InstanceInfo;
 use super::lenient::{
-    field_names, none_unless_map, utf8_document, LenientElement, LenientI64, LenientString,
+    checked_document, field_names, none_unless_map, LenientElement, LenientI64, LenientString,
     OneOrMany,
 };
 use super::status::InstanceStatus;
@@ -40,7 +40,7 @@ impl Application {
 
     /// Reads `{"application":{...}}`.
     pub fn from_json(json: &[u8]) -> Result<Application, serde_json::Error> {
-        serde_json::from_str::<ApplicationEnvelope>(utf8_document(json)?).map(|e| e.application)
+        serde_json::from_str::<ApplicationEnvelope>(checked_document(json)?).map(|e| e.application)
     }
 
     /// Writes `{"application":{...}}`.
@@ -374,7 +374,7 @@ pub(crate) fn read_listing<'de, T>(json: &'de [u8]) -> Result<Listing<T>, serde_
 where
     Listing<T>: Deserialize<'de>,
 {
-    let text = utf8_document(json)?;
+    let text = checked_document(json)?;
     serde_json::from_str::<ListingEnvelope<T>>(text).map(|e| e.applications)
 }
 

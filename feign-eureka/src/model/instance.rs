@@ -154,7 +154,7 @@ impl InstanceInfo {
 
     /// Reads `{"instance":{...}}` (the root wrapper is required, as in Eureka).
     pub fn from_json(json: &[u8]) -> Result<InstanceInfo, serde_json::Error> {
-        serde_json::from_str::<InstanceEnvelope>(super::lenient::utf8_document(json)?)
+        serde_json::from_str::<InstanceEnvelope>(super::lenient::checked_document(json)?)
             .map(|e| e.instance)
     }
 

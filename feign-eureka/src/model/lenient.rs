@@ -425,17 +425,78 @@ macro_rules! field_names {
 }
 pub(crate) use field_names;
 
-/// `json` as text, or the error of a document that is not UTF-8 (RFC 8259 requires it).
+/// `json` as text, or the error of a document that is not UTF-8 (RFC 8259 requires it) or
+/// holds a number beyond `f64`'s range (`1e999`, `-1E309`, an integer of 400 digits): the one
+/// reading of a document every reader starts from.
 ///
-/// Checking UTF-8 once up front is cheaper than checking every string on its own, and it
-/// refuses invalid UTF-8 anywhere: serde_json's byte reader lets it pass in values it skips
-/// (unknown keys), so a document would be accepted or refused depending on which keys a
-/// reader knows.
-pub(crate) fn utf8_document(json: &[u8]) -> Result<&str, serde_json::Error> {
-    std::str::from_utf8(json).map_err(|utf8| {
+/// serde_json checks both only in the values it reads: its byte reader lets invalid UTF-8 pass
+/// in values it skips (unknown keys), and it refuses a number out of range where it reads one
+/// and lets it pass where it skips one or keeps its text (the one-pass reader keeps what
+/// routing does not need as text). Without this check a document would be read or refused
+/// depending on which keys a reader knows. Checking once up front is also cheaper than checking
+/// every string on its own.
+pub(crate) fn checked_document(json: &[u8]) -> Result<&str, serde_json::Error> {
+    let text = std::str::from_utf8(json).map_err(|utf8| {
         // The byte reader's error says where, when it sees the bad byte.
         serde_json::from_slice::<IgnoredAny>(json)
             .err()
             .unwrap_or_else(|| de::Error::custom(format!("the document is not UTF-8: {utf8}")))
-    })
+    })?;
+    match out_of_range_number(text) {
+        None => Ok(text),
+        Some((at, number)) => {
+            let shown: String = number.chars().take(24).collect();
+            let more = if shown.len() < number.len() {
+                "..."
+            } else {
+                ""
+            };
+            Err(de::Error::custom(format!(
+                "number out of range at byte {at}: {shown}{more}"
+            )))
+        }
+    }
+}
+
+/// The first number of `text`, outside its strings, that serde_json reads as beyond `f64`'s
+/// range, with where it starts. Only a number with an exponent or of more than 300 characters
+/// can be: the others are passed over without being parsed. Text that is not JSON is passed
+/// over too; its reader reports it.
+fn out_of_range_number(text: &str) -> Option<(usize, &str)> {
+    let bytes = text.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'"' => {
+                i += 1;
+                while i < bytes.len() {
+                    match bytes[i] {
+                        b'\\' => i += 2,
+                        b'"' => break,
+                        _ => i += 1,
+                    }
+                }
+                i += 1;
+            }
+            b'-' | b'0'..=b'9' => {
+                let start = i;
+                while i < bytes.len()
+                    && matches!(bytes[i], b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E')
+                {
+                    i += 1;
+                }
+                let number = &text[start..i];
+                let may_overflow = number.len() > 300 || number.contains(['e', 'E']);
+                // serde_json's own reading of the number, so the rule is exactly its rule.
+                if may_overflow
+                    && serde_json::from_str::<f64>(number)
+                        .is_err_and(|e| e.to_string().starts_with("number out of range"))
+                {
+                    return Some((start, number));
+                }
+            }
+            _ => i += 1,
+        }
+    }
+    None
 }

@@ -13,7 +13,7 @@ use serde_json::value::RawValue;
 use super::applications::{AppListing, Applications, Listing, ListingEnvelope};
 use super::datacenter::{DataCenterInfo, LenientDataCenter};
 use super::instance::{eureka_id, InstanceField, InstanceInfo, StatusValue};
-use super::lenient::utf8_document;
+use super::lenient::checked_document;
 use super::lenient::{none_unless_map, LenientElement, LenientStringMap, LenientText};
 use super::port::{LenientPort, PortInfo};
 use super::status::InstanceStatus;
@@ -28,7 +28,7 @@ impl<'a> ListedDocument<'a> {
     /// Reads `{"applications":{...}}` with the same tolerant rules as
     /// [`Applications::from_json`](super::Applications::from_json).
     pub(crate) fn read(json: &'a [u8]) -> Result<ListedDocument<'a>, serde_json::Error> {
-        let text = utf8_document(json)?;
+        let text = checked_document(json)?;
         let listing = serde_json::from_str::<ListingEnvelope<ListedInstance<'a>>>(text)?;
         Ok(ListedDocument {
             listing: listing.applications,
