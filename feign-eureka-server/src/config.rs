@@ -13,7 +13,8 @@ pub(crate) struct Limits {
     pub(crate) field_len: usize,
     pub(crate) lease_min_secs: u32,
     pub(crate) lease_max_secs: u32,
-    /// How far into the future a `lastDirtyTimestamp` may lie (clock skew between machines).
+    /// How long a copy written with a `lastDirtyTimestamp` ahead of the clock by more than
+    /// this holds against earlier ones (clock skew between machines).
     pub(crate) max_clock_skew_ms: u64,
     /// The most bytes one instance may take in a registry document.
     pub(crate) instance_bytes: usize,

@@ -341,10 +341,12 @@ impl EurekaServerBuilder {
         self
     }
 
-    /// How far into the future a `lastDirtyTimestamp` may lie, to allow for clocks that differ
-    /// between machines. Default 5 minutes; a registration, heartbeat or status change with a
-    /// later one gets 400, so one request cannot pin a forged record against every later
-    /// registration of the instance.
+    /// How far ahead of this registry's clock a `lastDirtyTimestamp` may lie and still keep
+    /// the instance's copy against registrations with an earlier one (Eureka keeps the copy
+    /// with the later timestamp). Default 5 minutes. A copy written with a timestamp further
+    /// ahead is taken, as Eureka takes it, so a client whose clock runs fast registers and
+    /// renews, but it holds that way for this long only: one request with a forged future
+    /// timestamp cannot pin a record against the instance's later registrations.
     pub fn max_clock_skew(mut self, skew: Duration) -> Self {
         self.config.limits.max_clock_skew_ms = u64::try_from(skew.as_millis()).unwrap_or(u64::MAX);
         self

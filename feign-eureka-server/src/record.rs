@@ -17,6 +17,22 @@ pub(crate) fn ldt(info: &InstanceInfo) -> u64 {
     info.last_dirty_timestamp.unwrap_or(0)
 }
 
+/// Whether `stored` keeps out a registration whose `lastDirtyTimestamp` is `incoming`: Eureka
+/// keeps the copy with the later timestamp. A copy written (its `lastUpdatedTimestamp`, this
+/// registry's clock) with a timestamp more than `skew_ms` ahead of the clock holds that way for
+/// `skew_ms` only: a client whose clock runs ahead registers and renews as on Eureka, and a
+/// forged future timestamp cannot pin a record against the instance's later registrations.
+pub(crate) fn holds_against(
+    stored: &InstanceInfo,
+    incoming: u64,
+    now_ms: u64,
+    skew_ms: u64,
+) -> bool {
+    let written = stored.last_updated_timestamp.unwrap_or(0);
+    let bound = written.saturating_add(skew_ms);
+    ldt(stored) > incoming && (ldt(stored) <= bound || now_ms <= bound)
+}
+
 /// Raises or sets `lastDirtyTimestamp`.
 pub(crate) fn set_ldt(info: &mut InstanceInfo, ldt: u64) {
     info.last_dirty_timestamp = Some(ldt);

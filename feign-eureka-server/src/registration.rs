@@ -46,11 +46,7 @@ pub(crate) fn register(
     adopt_metadata_instance_id(&mut info);
     let now = registry.clock.now_ms();
     let checked = validate::wire_values(body, format == Format::Xml)
-        .and_then(|()| validate::registration(&info, app, limits))
-        .and_then(|()| match info.last_dirty_timestamp {
-            Some(ldt) => validate::last_dirty(ldt, now, limits),
-            None => Ok(()),
-        });
+        .and_then(|()| validate::registration(&info, app, limits));
     match checked {
         Err(Invalid::Unreadable(reason)) => return unparseable(format, &reason),
         Err(reason) => return text(StatusCode::BAD_REQUEST, reason),

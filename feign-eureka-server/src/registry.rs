@@ -230,7 +230,8 @@ impl Registry {
             if let Some(existing) = &existing {
                 let stored = existing.load();
                 invalidate.extend(Self::cache_keys(&stored));
-                if record::ldt(&stored) > record::ldt(&registrant) {
+                let skew = limits.max_clock_skew_ms;
+                if record::holds_against(&stored, record::ldt(&registrant), now, skew) {
                     registrant = InstanceInfo::clone(&stored);
                     bytes = existing.wire_bytes;
                 }

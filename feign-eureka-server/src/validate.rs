@@ -347,18 +347,6 @@ fn check_port(name: &str, port: &Value) -> Result<(), Invalid> {
     }
 }
 
-/// Refuses a `lastDirtyTimestamp` further ahead of `now_ms` than the allowed clock skew.
-pub(crate) fn last_dirty(ldt: u64, now_ms: u64, limits: &Limits) -> Result<(), Invalid> {
-    if ldt > now_ms.saturating_add(limits.max_clock_skew_ms) {
-        return Err(format!(
-            "lastDirtyTimestamp {ldt} is more than {} ms ahead of this server's clock ({now_ms})",
-            limits.max_clock_skew_ms
-        )
-        .into());
-    }
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,14 +1,14 @@
 //! Registrations whose values the wire model would read tolerantly are refused with 400 and a
 //! reason instead: keys given twice, ports that are negative, above 65535 or not numbers,
-//! statuses that are not Eureka's, lease durations and timestamps that are not whole numbers,
-//! and a `lastDirtyTimestamp` beyond the clock-skew bound (which would pin a forged record
-//! against every later registration of the instance).
+//! statuses that are not Eureka's, lease durations and timestamps that are not whole numbers.
+//! A `lastDirtyTimestamp` ahead of the registry's clock is taken, as Eureka takes it, but a copy
+//! written with one beyond the clock-skew bound holds against earlier ones for that long only.
 
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde_json::{json, Value};
 
-use crate::support::{call, http, instance, post_raw, register, start};
+use crate::support::{call, dev, get_json, http, instance, post_raw, register, start};
 
 fn now_ms() -> u64 {
     let since = SystemTime::now().duration_since(UNIX_EPOCH).unwrap();
@@ -174,25 +174,64 @@ async fn xml_elements_given_twice_get_400_naming_them() {
     server.shutdown().await;
 }
 
+/// A client whose clock runs ten minutes fast registers and renews, as on Eureka (the
+/// interop differential test pins the real server's answers to the same requests).
 #[tokio::test]
-async fn a_last_dirty_timestamp_far_in_the_future_is_refused() {
+async fn a_client_whose_clock_runs_ahead_registers_and_renews() {
     let server = start().await;
     let base = server.url();
-    let forged = now_ms() + 24 * 3600 * 1000;
-    let (status, text) = register_text(base, &instance("A", "a-1", 8080, "UP", forged)).await;
-    assert_eq!(status, 400, "{text}");
-    assert!(text.contains("ahead of this server's clock"), "{text}");
-    assert_eq!(server.instance_count(), 0);
-
-    // Within the skew bound it is taken; a heartbeat claiming a forged time is refused.
-    let skewed = now_ms() + 60 * 1000;
+    let ahead = now_ms() + 10 * 60 * 1000;
+    let (status, text) = register_text(base, &instance("A", "a-1", 8080, "UP", ahead)).await;
+    assert_eq!(status, 204, "{text}");
+    let path = format!("apps/A/a-1?status=UP&lastDirtyTimestamp={ahead}");
+    let (status, text) = call(reqwest::Method::PUT, base, &path).await;
+    assert_eq!(status, 200, "{text}");
+    let stored = get_json(base, "apps/A/a-1").await;
     assert_eq!(
-        register(base, "A", &instance("A", "a-1", 8080, "UP", skewed)).await,
+        stored["instance"]["lastDirtyTimestamp"],
+        ahead.to_string(),
+        "the client's own timestamp is kept"
+    );
+    server.shutdown().await;
+}
+
+/// A registration with a forged future `lastDirtyTimestamp` holds against the instance's
+/// honest registrations (with earlier timestamps) for the clock-skew bound only.
+#[tokio::test]
+async fn a_forged_future_timestamp_holds_a_record_for_the_skew_only() {
+    let server = dev()
+        .max_clock_skew(Duration::from_secs(1))
+        .start()
+        .await
+        .unwrap();
+    let base = server.url();
+    let forged = now_ms() + 24 * 3600 * 1000;
+    let port = |doc: &Value| doc["instance"]["port"]["$"].as_u64();
+    assert_eq!(
+        register(base, "A", &instance("A", "a-1", 6666, "UP", forged)).await,
         204
     );
-    let path = format!("apps/A/a-1?status=UP&lastDirtyTimestamp={forged}");
-    let (status, text) = call(reqwest::Method::PUT, base, &path).await;
-    assert_eq!(status, 400, "{text}");
+    assert_eq!(
+        register(base, "A", &instance("A", "a-1", 8080, "UP", now_ms())).await,
+        204
+    );
+    let held = get_json(base, "apps/A/a-1").await;
+    assert_eq!(
+        port(&held),
+        Some(6666),
+        "Eureka keeps the later copy: {held}"
+    );
+    tokio::time::sleep(Duration::from_millis(1_200)).await;
+    assert_eq!(
+        register(base, "A", &instance("A", "a-1", 8080, "UP", now_ms())).await,
+        204
+    );
+    let taken = get_json(base, "apps/A/a-1").await;
+    assert_eq!(
+        port(&taken),
+        Some(8080),
+        "the forged copy still pins: {taken}"
+    );
     server.shutdown().await;
 }
 
