@@ -2,7 +2,7 @@
 //!
 //! ```text
 //! feign-eureka serve --port 8761 [--bind 127.0.0.1] [--peer URL]... [--dev]
-//! feign-eureka apps --server http://127.0.0.1:8761/eureka/
+//! feign-eureka apps --server https://127.0.0.1:8761/eureka/ [--ca PEM] [--cert PEM --key PEM] [--user NAME]
 //! ```
 
 use std::process::ExitCode;
@@ -130,6 +130,53 @@ struct Apps {
     /// The largest registry read, after decompression: feign-eureka clients' default.
     #[arg(long, default_value_t = 32 * 1024 * 1024, value_name = "BYTES")]
     max_registry_bytes: usize,
+    #[command(flatten)]
+    tls: ClientTls,
+    /// Send HTTP basic auth with this user name (and --password); credentials in the URL work
+    /// too.
+    #[arg(long, value_name = "NAME", requires = "password")]
+    user: Option<String>,
+    /// The password for --user; better given through the environment than the command line.
+    #[arg(
+        long,
+        env = "FEIGN_EUREKA_PASSWORD",
+        hide_env_values = true,
+        value_name = "PASSWORD"
+    )]
+    password: Option<Password>,
+}
+
+/// TLS settings of `apps` for a registry behind HTTPS.
+#[derive(Debug, Args)]
+struct ClientTls {
+    /// Check the registry's certificate against the CAs in this PEM file (instead of the
+    /// built-in public roots).
+    #[arg(long, value_name = "PATH")]
+    ca: Option<std::path::PathBuf>,
+    /// Show this PEM certificate to a registry that requires one (mutual TLS); needs --key.
+    #[arg(long, value_name = "PATH", requires = "key")]
+    cert: Option<std::path::PathBuf>,
+    /// The PEM private key of --cert (PKCS#8, PKCS#1 or SEC1).
+    #[arg(long, value_name = "PATH", requires = "cert")]
+    key: Option<std::path::PathBuf>,
+}
+
+impl ClientTls {
+    /// The TLS settings these files give, `None` when none was given; the files are read when
+    /// the client is built.
+    fn tls(&self) -> Option<feign_core::Tls> {
+        if self.ca.is_none() && self.cert.is_none() {
+            return None;
+        }
+        let mut tls = feign_core::Tls::new();
+        if let Some(ca) = &self.ca {
+            tls = tls.ca_file(ca);
+        }
+        if let (Some(cert), Some(key)) = (&self.cert, &self.key) {
+            tls = tls.identity_files(cert, key);
+        }
+        Some(tls)
+    }
 }
 
 #[tokio::main]
@@ -169,6 +216,12 @@ enum CliError {
     /// The HTTP client of `apps` cannot be built, or reading the answer failed.
     #[error(transparent)]
     Http(#[from] reqwest::Error),
+    /// A TLS file of `apps` cannot be read or used.
+    #[error(transparent)]
+    Tls(#[from] feign_core::Error),
+    /// The user name or password cannot be sent in a header.
+    #[error("the user name or password cannot be sent in a header (control characters)")]
+    Credentials,
     /// The registry did not answer.
     #[error("cannot reach {url}")]
     Unreachable {
@@ -269,18 +322,31 @@ fn error_chain(error: &(dyn std::error::Error + 'static)) -> String {
 }
 
 async fn list_apps(args: Apps) -> Result<(), CliError> {
-    // Credentials in the URL are sent as basic auth and never printed.
-    let (url, credentials) = feign_core::split_userinfo(&args.server);
+    // Credentials in the URL or given as flags are sent as basic auth and never printed.
+    let (url, mut authorization) = feign_core::split_basic_auth(&args.server);
+    if let (Some(user), Some(Password(password))) = (args.user, args.password) {
+        let credentials = feign_core::Credentials::new(user, password);
+        authorization = Some(
+            credentials
+                .basic_authorization()
+                .ok_or(CliError::Credentials)?,
+        );
+    }
     let mut url = url.into_owned();
     if !url.ends_with('/') {
         url.push('/');
     }
-    let client =
-        feign_core::reqwest_builder(Duration::from_secs(10), None, Some(Duration::from_secs(10)))
-            .build()?;
+    let mut builder =
+        feign_core::reqwest_builder(Duration::from_secs(10), None, Some(Duration::from_secs(10)));
+    if let Some(tls) = args.tls.tls() {
+        builder = feign_core::HttpClientConfig::new()
+            .tls(tls)
+            .apply(builder)?;
+    }
+    let client = builder.build()?;
     let mut request = client.get(format!("{url}apps/"));
-    if let Some(credentials) = &credentials {
-        request = request.basic_auth(credentials.username(), Some(credentials.password()));
+    if let Some(authorization) = authorization {
+        request = request.header(reqwest::header::AUTHORIZATION, authorization);
     }
     let response = request
         .header("Accept", "application/json")

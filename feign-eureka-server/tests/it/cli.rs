@@ -44,6 +44,9 @@ fn every_command_has_help() {
     let (ok, out, _) = run(&["apps", "--help"]);
     assert!(ok && out.contains("--server"), "{out}");
     assert!(out.contains("--max-registry-bytes"), "{out}");
+    for flag in ["--ca", "--cert", "--key", "--user", "--password"] {
+        assert!(out.contains(flag), "{flag} missing from:\n{out}");
+    }
     let (ok, out, _) = run(&["--help"]);
     assert!(ok && out.contains("serve") && out.contains("apps"), "{out}");
 }
@@ -331,4 +334,77 @@ async fn apps_reads_a_registry_within_its_cap() {
             "{err}"
         );
     }
+}
+
+/// `apps --ca --cert --key` reads a registry that requires a client certificate; without
+/// them the handshake fails.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn apps_reads_a_registry_behind_mutual_tls() {
+    let pki = Pki::new();
+    let server = crate::support::dev()
+        .tls_pem(pki.server.cert.as_bytes(), pki.server.key.as_bytes())
+        .tls_client_ca_pem(pki.ca.as_bytes())
+        .start()
+        .await
+        .unwrap();
+    let dir = feign_test_support::TempDir::new("apps-tls");
+    let ca = dir.write("ca.pem", &pki.ca);
+    let cert = dir.write("cert.pem", &pki.client.cert);
+    let key = dir.write("key.pem", &pki.client.key);
+    let url = server.url().to_owned();
+    let paths = [&ca, &cert, &key].map(|p| p.to_str().unwrap().to_owned());
+    let listed = {
+        let (url, paths) = (url.clone(), paths.clone());
+        tokio::task::spawn_blocking(move || {
+            let [ca, cert, key] = &paths;
+            run(&[
+                "apps", "--server", &url, "--ca", ca, "--cert", cert, "--key", key,
+            ])
+        })
+    };
+    let (ok, out, err) = listed.await.unwrap();
+    assert!(ok, "{err}");
+    assert!(out.contains("0 application(s)"), "{out}");
+    let without_identity =
+        tokio::task::spawn_blocking(move || run(&["apps", "--server", &url, "--ca", &paths[0]]));
+    let (ok, _, err) = without_identity.await.unwrap();
+    assert!(!ok && err.contains("cannot reach"), "{err}");
+    server.shutdown().await;
+}
+
+/// `apps --user` with the password from the environment reads a registry behind basic auth,
+/// and the password is never printed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn apps_reads_a_registry_behind_basic_auth_with_user_and_password() {
+    let server = crate::support::dev()
+        .credentials("eureka", "s3cret-pw")
+        .start()
+        .await
+        .unwrap();
+    let url = server.url().to_owned();
+    let with = |password: &'static str| {
+        let url = url.clone();
+        tokio::task::spawn_blocking(move || {
+            let output = Command::new(BIN)
+                .args(["apps", "--server", &url, "--user", "eureka"])
+                .env("FEIGN_EUREKA_PASSWORD", password)
+                .output()
+                .expect("binary runs");
+            (
+                output.status.success(),
+                String::from_utf8_lossy(&output.stdout).into_owned(),
+                String::from_utf8_lossy(&output.stderr).into_owned(),
+            )
+        })
+    };
+    let (ok, out, err) = with("s3cret-pw").await.unwrap();
+    assert!(ok, "{err}");
+    assert!(out.contains("0 application(s)"), "{out}");
+    let (ok, _, err) = with("wrong-pw").await.unwrap();
+    assert!(!ok && err.contains("401"), "{err}");
+    assert!(
+        !err.contains("wrong-pw"),
+        "the password is not printed: {err}"
+    );
+    server.shutdown().await;
 }
