@@ -17,6 +17,7 @@ use crate::answer::{
 use crate::batch::REPLICATION_HEADER;
 use crate::cache::{CacheKey, Form, Payload};
 use crate::media::{self, Format};
+use crate::peers;
 use crate::rate;
 use crate::registration;
 use crate::registry::RenewOutcome;
@@ -49,18 +50,21 @@ pub(crate) async fn handle(
                 .collect()
         })
         .unwrap_or_default();
+    // Only a peer replicates: from anyone else the header means nothing (it would skip the
+    // override rules and the replication onward, as it does in Eureka), and a batch is refused.
+    let from_peer = peers::claims_replication(&parts.headers, parts.uri.path())
+        && state.peers.knows(&parts, peer.ip()).await;
     let call = Call {
         state: &state,
         headers: &parts.headers,
         query: &query,
         peer,
-        // Only a peer replicates: from anyone else the header means nothing (it would skip the
-        // override rules and the replication onward, as it does in Eureka).
-        is_replication: parts
-            .headers
-            .get(REPLICATION_HEADER)
-            .is_some_and(|v| v.as_bytes() == b"true")
-            && state.peer_ips.contains(&peer.ip()),
+        from_peer,
+        is_replication: from_peer
+            && parts
+                .headers
+                .get(REPLICATION_HEADER)
+                .is_some_and(|v| v.as_bytes() == b"true"),
     };
     let body = if matches!(parts.method, Method::POST | Method::PUT) {
         match read_body(&state, &parts.headers, body).await {
@@ -194,6 +198,9 @@ struct Call<'a> {
     headers: &'a HeaderMap,
     query: &'a [(String, String)],
     peer: SocketAddr,
+    /// Whether the request claims to replicate and comes from a peer ([`peers::Peers::knows`]).
+    from_peer: bool,
+    /// Whether it is a peer's with the replication header.
     is_replication: bool,
 }
 
@@ -500,13 +507,12 @@ impl Call<'_> {
         }
     }
 
-    /// `POST peerreplication/batch`: taken only from the configured peers, applied as a heavy
-    /// job.
+    /// `POST peerreplication/batch`: taken only from peers, applied as a heavy job.
     async fn batch(&self, body: Bytes) -> Response {
-        if !self.state.peer_ips.contains(&self.peer.ip()) {
+        if !self.from_peer {
             return text(
                 StatusCode::FORBIDDEN,
-                "replication batches are taken only from this server's configured peers",
+                "replication batches are taken only from this server's peers",
             );
         }
         let Some(answer) = media::document(self.headers) else {

@@ -7,6 +7,10 @@
 //! `Retry-After`, the right credentials too (else the answer would still tell a guess right
 //! from wrong). Other addresses are not affected, so the right credentials from elsewhere keep
 //! working while one address guesses.
+//!
+//! Peer credentials, when the registry has them, are admitted too and mark the request as a
+//! peer's (`peers.rs`); wrong ones on a request that claims to replicate count as a guess even
+//! on a registry open to clients.
 
 use std::fmt;
 use std::net::{IpAddr, SocketAddr};
@@ -22,6 +26,7 @@ use subtle::ConstantTimeEq;
 use feign_core::clock::Clock;
 
 use crate::config::RateLimit;
+use crate::peers::{claims_replication, PeerCredentials};
 use crate::rate::{too_many, RateLimiter};
 
 /// Wrong credentials an address may send at once, and then one a second.
@@ -60,33 +65,38 @@ impl BasicAuth {
 }
 
 /// What [`require`] checks requests with: the credentials, when the registry has them, the
-/// wrong ones each address sent, and the clock its answers are stamped by.
+/// peer credentials, when it has those, the wrong ones each address sent, and the clock its
+/// answers are stamped by.
 pub(crate) struct Gate {
     basic: Option<BasicAuth>,
+    peer: Option<BasicAuth>,
     failures: RateLimiter<IpAddr>,
     clock: Clock,
 }
 
 impl Gate {
-    /// A gate admitting requests with `basic` (all requests without).
-    pub(crate) fn new(basic: Option<BasicAuth>, clock: Clock) -> Self {
+    /// A gate admitting requests with `basic` (all requests without) or with `peer`, the peer
+    /// credentials, which it marks as a peer's ([`PeerCredentials`]).
+    pub(crate) fn new(basic: Option<BasicAuth>, peer: Option<BasicAuth>, clock: Clock) -> Self {
         Self {
             basic,
+            peer,
             failures: RateLimiter::new(FAILURES),
             clock,
         }
     }
 }
 
-/// Lets a request through only with the registry's credentials, when it has them.
+/// Lets a request through only with the registry's credentials or the peer credentials, when it
+/// has them; marks a request with the peer credentials as a peer's.
 pub(crate) async fn require(
     State(gate): State<Arc<Gate>>,
-    request: Request,
+    mut request: Request,
     next: Next,
 ) -> Response {
-    let Some(auth) = &gate.basic else {
+    if gate.basic.is_none() && gate.peer.is_none() {
         return next.run(request).await;
-    };
+    }
     let now = gate.clock.now_ms();
     let address = request
         .extensions()
@@ -97,13 +107,29 @@ pub(crate) async fn require(
             return too_many(wait, "too many wrong credentials from this address");
         }
     }
-    if auth.admits(request.headers()) {
+    if gate
+        .peer
+        .as_ref()
+        .is_some_and(|p| p.admits(request.headers()))
+    {
+        request.extensions_mut().insert(PeerCredentials);
         return next.run(request).await;
     }
-    // A request without credentials guesses nothing: only wrong ones count.
-    if let Some(address) = address.filter(|_| request.headers().contains_key(header::AUTHORIZATION))
-    {
+    let admitted = gate
+        .basic
+        .as_ref()
+        .is_none_or(|b| b.admits(request.headers()));
+    // A request without credentials guesses nothing: only wrong ones count, and on a registry
+    // open to clients, only those of a request that claims to replicate (a guess at the peer
+    // credentials).
+    let headers = request.headers();
+    let guessed = headers.contains_key(header::AUTHORIZATION)
+        && (!admitted || claims_replication(headers, request.uri().path()));
+    if let Some(address) = address.filter(|_| guessed) {
         let _ = gate.failures.acquire(address, now);
+    }
+    if admitted {
+        return next.run(request).await;
     }
     let mut response =
         crate::answer::error_body(StatusCode::UNAUTHORIZED, request.uri().path(), now);

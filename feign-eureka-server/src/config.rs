@@ -86,6 +86,14 @@ pub(crate) struct ServerConfig {
     pub(crate) startup_sync: bool,
     /// User name and password every request must carry (HTTP basic auth).
     pub(crate) credentials: Option<feign_core::Credentials>,
+    /// The credentials that mark a request as a peer's (and are admitted like `credentials`).
+    pub(crate) peer_credentials: Option<feign_core::Credentials>,
+    /// Whether the replication header and batches count from any address (Netflix's rule).
+    pub(crate) replication_from_any_address: bool,
+    /// TLS settings for this server's requests to its https peers.
+    pub(crate) peer_tls: Option<feign_core::Tls>,
+    /// The resolver of the peers' host names, to reach them and to know them.
+    pub(crate) peer_resolver: Option<crate::peers::PeerResolver>,
     /// The certificate chain and key to serve HTTPS with.
     pub(crate) tls: Option<crate::tls::TlsPem>,
     pub(crate) replication_queue: usize,
@@ -138,6 +146,10 @@ impl Default for ServerConfig {
             replication_timeout: Duration::from_secs(5),
             startup_sync: true,
             credentials: None,
+            peer_credentials: None,
+            replication_from_any_address: false,
+            peer_tls: None,
+            peer_resolver: None,
             tls: None,
             replication_queue: 10_000,
             shutdown_grace: Duration::from_secs(10),

@@ -29,4 +29,9 @@ pub enum ServerError {
     /// The TLS certificate or key cannot be used.
     #[error("cannot serve TLS")]
     Tls(#[source] TlsError),
+    /// The HTTP client for the peers cannot be built: a TLS file of
+    /// [`EurekaServerBuilder::peer_tls`](super::EurekaServerBuilder::peer_tls) cannot be read
+    /// or used.
+    #[error("cannot build the client for peers")]
+    PeerClient(#[source] feign_core::BoxError),
 }

@@ -42,8 +42,9 @@
 //! XML or JSON type); malformed
 //! `lastDirtyTimestamp` or status values get 400 with a reason where Eureka answers 500; the
 //! 1-hour expiry of unused admin overrides is not implemented (overrides end on cancel or
-//! `DELETE .../status`); a starting node does not copy its peers' registries (heartbeats
-//! replicated after start re-register what it misses).
+//! `DELETE .../status`); replication is taken only from peers (known by their credentials,
+//! client certificate or address) unless
+//! [`EurekaServerBuilder::replication_from_any_address`] is set.
 
 mod answer;
 mod api;
@@ -62,6 +63,7 @@ mod listing;
 mod media;
 mod offload;
 mod peer_sync;
+mod peers;
 mod rate;
 mod record;
 mod registration;
@@ -408,6 +410,15 @@ impl EurekaServerBuilder {
 
     /// Adds a peer registry's service URL (e.g. `http://10.0.0.2:8761/eureka/`). Changes are
     /// replicated to every peer asynchronously; this server's own URL is ignored.
+    ///
+    /// Only a peer replicates to this server: a request counts as a peer's when it carries the
+    /// [peer credentials](EurekaServerBuilder::peer_credentials), when it comes over mutual TLS
+    /// with a client certificate valid for a peer URL's host, or when it comes from an address
+    /// a peer URL's host resolves to (resolved again, at most once a second, when a request
+    /// claiming to replicate comes from an unknown address, so a peer that moved is known again
+    /// without a restart). From anyone else the replication header means nothing and a batch
+    /// gets 403, unless the server takes [replication from any
+    /// address](EurekaServerBuilder::replication_from_any_address).
     pub fn peer(mut self, url: impl Into<String>) -> Self {
         self.config.peers.push(url.into());
         self
@@ -438,11 +449,62 @@ impl EurekaServerBuilder {
         self
     }
 
+    /// The credentials that make a request a peer's, whatever address it comes from: the
+    /// replication header counts and batches are taken on a request carrying them (HTTP basic
+    /// auth, checked in constant time; wrong ones count toward the throttle of wrong
+    /// credentials). Peers send them from the user info of the URL this server is in their peer
+    /// list under (`http://peer:password@host:8761/eureka/`). With
+    /// [`credentials`](EurekaServerBuilder::credentials) too, both are admitted, so clients
+    /// holding the registry's credentials cannot replicate. Default: none; a request is then a
+    /// peer's by its client certificate or its address (see
+    /// [`peer`](EurekaServerBuilder::peer)).
+    pub fn peer_credentials(
+        mut self,
+        username: impl Into<String>,
+        password: impl Into<String>,
+    ) -> Self {
+        self.config.peer_credentials = Some(feign_core::Credentials::new(username, password));
+        self
+    }
+
+    /// Takes replication from any address, as Netflix's Eureka server does: every request that
+    /// passes the credentials (when the registry has them) may carry the replication header
+    /// (skipping the status override rules and the replication onward) and post batches.
+    /// Default off: only a peer replicates (see [`peer`](EurekaServerBuilder::peer)).
+    pub fn replication_from_any_address(mut self, any: bool) -> Self {
+        self.config.replication_from_any_address = any;
+        self
+    }
+
+    /// TLS settings for this server's requests to its `https://` peers (replication and the
+    /// start-up copy): the CA their certificates are checked against and the client identity
+    /// shown to peers that require one, as the Eureka client takes them
+    /// ([`EurekaClientBuilder::tls`](feign_eureka::EurekaClientBuilder::tls)). A peer that
+    /// requires client certificates knows this server by that identity when it is valid for
+    /// the host of this server's URL in the peer's list. Default: the system's roots, no client
+    /// certificate. A file that cannot be read or used fails the start with
+    /// [`ServerError::PeerClient`].
+    pub fn peer_tls(mut self, tls: feign_core::Tls) -> Self {
+        self.config.peer_tls = Some(tls);
+        self
+    }
+
+    /// The resolver of the peers' host names, both to reach them and to know their requests by
+    /// address. Default: the system's (`getaddrinfo` on a blocking thread).
+    pub fn peer_resolver<R>(mut self, resolver: R) -> Self
+    where
+        R: reqwest::dns::Resolve + 'static,
+    {
+        self.config.peer_resolver = Some(peers::PeerResolver(Arc::new(resolver)));
+        self
+    }
+
     /// Serves HTTPS with `cert_pem` (the server's certificate, then its chain) and `key_pem`
     /// (PKCS#8, PKCS#1 or SEC1, not encrypted), both PEM: TLS 1.2 and 1.3 by rustls's safe
     /// defaults. [`EurekaServerBuilder::start`] fails with [`ServerError::Tls`] when they cannot
     /// be read or do not belong together. Peers and clients then use `https://` URLs; this
-    /// server checks its HTTPS peers' certificates against the system's roots.
+    /// server checks its HTTPS peers' certificates against the system's roots, or as
+    /// [`peer_tls`](EurekaServerBuilder::peer_tls) says.
     pub fn tls_pem(mut self, cert_pem: impl Into<Vec<u8>>, key_pem: impl Into<Vec<u8>>) -> Self {
         let client_ca = self.config.tls.take().and_then(|t| t.client_ca);
         self.config.tls = Some(tls::TlsPem {
@@ -582,9 +644,10 @@ impl EurekaServerBuilder {
                 "the connection cap must be at least 1",
             ));
         }
-        if c.credentials
-            .as_ref()
-            .is_some_and(|c| c.basic_authorization().is_none())
+        if [&c.credentials, &c.peer_credentials]
+            .into_iter()
+            .flatten()
+            .any(|c| c.basic_authorization().is_none())
         {
             return Err(ServerError::InvalidSetting(
                 "credentials must not contain control characters",
@@ -627,18 +690,21 @@ impl EurekaServerBuilder {
         let url = format!("{scheme}://{addr}/eureka/");
         config.peers = peer_urls(&config.peers, addr)?;
         let auth = config.credentials.as_ref().and_then(auth::BasicAuth::new);
+        let peer_auth = config
+            .peer_credentials
+            .as_ref()
+            .and_then(auth::BasicAuth::new);
+        let peer_client = replication::peer_client(&config).map_err(ServerError::PeerClient)?;
         let config = Arc::new(config);
         let clock = feign_core::clock::Clock::new();
         let (replicator, queues) = Replicator::new(&config.peers, config.replication_queue);
         let registry = Arc::new(Registry::new(config.clone(), clock, replicator));
         if config.startup_sync && !config.peers.is_empty() {
-            if let Some(client) = replication::peer_client(&config) {
-                let timeout = config.replication_timeout;
-                peer_sync::copy_from_peers(&registry, &client, &config.peers, timeout).await;
-            }
+            let timeout = config.replication_timeout;
+            peer_sync::copy_from_peers(&registry, &peer_client, &config.peers, timeout).await;
         }
         let offload = offload::Offload::per_core();
-        let mut background = replication::spawn_workers(&registry, queues, &config);
+        let mut background = replication::spawn_workers(&registry, queues, &config, &peer_client);
         background.extend(tasks::spawn(&registry, &offload));
         let state = Arc::new(AppState {
             limiter: config.registration_rate.map(RateLimiter::new),
@@ -648,7 +714,12 @@ impl EurekaServerBuilder {
             started_ms: clock.now_ms(),
             url,
             registry,
-            peer_ips: peer_ips(&config.peers).await,
+            peers: peers::Peers::new(
+                &config.peers,
+                config.peer_resolver.clone(),
+                config.replication_from_any_address,
+            )
+            .await,
             dashboard: listing::ListingCache::default(),
             // Watches hold their connections: at most half the cap, so they cannot take all.
             watches: watch::Watches::new(config.max_watchers.min(config.max_connections / 2)),
@@ -665,7 +736,7 @@ impl EurekaServerBuilder {
             .route("/", get(dashboard::page))
             .route("/eureka/{*rest}", any(api::handle))
             .layer(axum::middleware::from_fn_with_state(
-                Arc::new(auth::Gate::new(auth, clock)),
+                Arc::new(auth::Gate::new(auth, peer_auth, clock)),
                 auth::require,
             ))
             .with_state(state.clone());
@@ -694,32 +765,6 @@ impl EurekaServerBuilder {
             background,
         })
     }
-}
-
-/// The addresses the peers' host names resolve to; a name that does not resolve is logged.
-async fn peer_ips(peers: &[String]) -> Vec<std::net::IpAddr> {
-    let mut ips = Vec::new();
-    for peer in peers {
-        let Ok(url) = url::Url::parse(peer) else {
-            continue;
-        };
-        let (Some(host), Some(port)) = (url.host_str(), url.port_or_known_default()) else {
-            continue;
-        };
-        let host = host
-            .trim_start_matches('[')
-            .trim_end_matches(']')
-            .to_owned();
-        match tokio::net::lookup_host((host, port)).await {
-            Ok(addrs) => ips.extend(addrs.map(|addr| addr.ip())),
-            Err(error) => {
-                tracing::warn!(peer = %feign_core::redact_url(peer), %error, "a peer's host does not resolve; its replication batches will be refused");
-            }
-        }
-    }
-    ips.sort_unstable();
-    ips.dedup();
-    ips
 }
 
 /// Normalizes peer URLs (trailing `/`), rejects bad ones and drops this server's own.

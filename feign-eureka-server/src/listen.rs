@@ -26,6 +26,7 @@ use tokio_rustls::TlsAcceptor;
 use tower::ServiceExt;
 
 use crate::conn::{Activity, Guarded, Timeouts, Watched};
+use crate::peers::ClientCertificate;
 
 /// How often a busy connection's timers are looked at again.
 const RECHECK: Duration = Duration::from_millis(500);
@@ -194,28 +195,24 @@ async fn connection(parts: ConnectionParts, open: Arc<Open>, id: u64) {
         mut closing,
     } = parts;
     let _ = stream.set_nodelay(true);
-    let tracked = activity.clone();
-    let service = hyper::service::service_fn(move |request: hyper::Request<Incoming>| {
-        let busy = tracked.begin();
-        let mut request = request.map(|body| Body::new(tracked.receive(body)));
-        request.extensions_mut().insert(ConnectInfo(peer));
-        let router = router.clone();
-        async move {
-            let response = router
-                .oneshot(request)
-                .await
-                .unwrap_or_else(|never: Infallible| match never {});
-            Ok::<_, Infallible>(response.map(|body| Body::new(Guarded::new(body, busy))))
-        }
-    });
     let watched = Watched::new(stream, activity.clone());
+    let mut certificate = None;
     let io: Box<dyn Io> = match tls {
         None => Box::new(watched),
         // The handshake is bounded by the header-read timeout: a client that opens a
         // connection and stalls in the handshake is a slow client like any other.
         Some(acceptor) => {
             match tokio::time::timeout(timeouts.header_read, acceptor.accept(watched)).await {
-                Ok(Ok(stream)) => Box::new(stream),
+                Ok(Ok(stream)) => {
+                    // The client's certificate, when it showed one: a peer may be known by it.
+                    certificate = stream
+                        .get_ref()
+                        .1
+                        .peer_certificates()
+                        .and_then(<[_]>::first)
+                        .map(|c| ClientCertificate(Arc::new(c.clone().into_owned())));
+                    Box::new(stream)
+                }
                 Ok(Err(error)) => {
                     tracing::debug!(%peer, %error, "a TLS handshake failed");
                     open.lock().remove(&id);
@@ -229,6 +226,23 @@ async fn connection(parts: ConnectionParts, open: Arc<Open>, id: u64) {
             }
         }
     };
+    let tracked = activity.clone();
+    let service = hyper::service::service_fn(move |request: hyper::Request<Incoming>| {
+        let busy = tracked.begin();
+        let mut request = request.map(|body| Body::new(tracked.receive(body)));
+        request.extensions_mut().insert(ConnectInfo(peer));
+        if let Some(certificate) = &certificate {
+            request.extensions_mut().insert(certificate.clone());
+        }
+        let router = router.clone();
+        async move {
+            let response = router
+                .oneshot(request)
+                .await
+                .unwrap_or_else(|never: Infallible| match never {});
+            Ok::<_, Infallible>(response.map(|body| Body::new(Guarded::new(body, busy))))
+        }
+    });
     let served = http1::Builder::new()
         .header_read_timeout(None)
         .serve_connection(TokioIo::new(io), service);

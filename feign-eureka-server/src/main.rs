@@ -98,6 +98,31 @@ struct Serve {
         value_name = "PASSWORD"
     )]
     password: Option<Password>,
+    /// Peers are known by these credentials from any address (with --peer-password); peers
+    /// send them from the user info of this server's URL in their --peer list.
+    #[arg(long, value_name = "NAME", requires = "peer_password")]
+    peer_user: Option<String>,
+    /// The password for --peer-user; better given through the environment.
+    #[arg(
+        long,
+        env = "FEIGN_EUREKA_PEER_PASSWORD",
+        hide_env_values = true,
+        value_name = "PASSWORD"
+    )]
+    peer_password: Option<Password>,
+    /// Take replication from any address, as Netflix's server does (default: only from peers).
+    #[arg(long)]
+    replication_from_any_address: bool,
+    /// Check https peers' certificates against the CAs in this PEM file (instead of the
+    /// built-in public roots).
+    #[arg(long, value_name = "PATH")]
+    peer_ca: Option<std::path::PathBuf>,
+    /// Show this PEM certificate to https peers that require one; needs --peer-key.
+    #[arg(long, value_name = "PATH", requires = "peer_key")]
+    peer_cert: Option<std::path::PathBuf>,
+    /// The PEM private key of --peer-cert.
+    #[arg(long, value_name = "PATH", requires = "peer_cert")]
+    peer_key: Option<std::path::PathBuf>,
 }
 
 /// A password from the command line or the environment, never shown by `Debug`.
@@ -285,6 +310,18 @@ async fn run_server(args: Serve) -> Result<(), CliError> {
     }
     if let (Some(user), Some(Password(password))) = (args.user, args.password) {
         builder = builder.credentials(user, password);
+    }
+    if let (Some(user), Some(Password(password))) = (args.peer_user, args.peer_password) {
+        builder = builder.peer_credentials(user, password);
+    }
+    builder = builder.replication_from_any_address(args.replication_from_any_address);
+    let peer_tls = ClientTls {
+        ca: args.peer_ca,
+        cert: args.peer_cert,
+        key: args.peer_key,
+    };
+    if let Some(tls) = peer_tls.tls() {
+        builder = builder.peer_tls(tls);
     }
     if let (Some(cert), Some(key)) = (&args.tls_cert, &args.tls_key) {
         let read = |path: &std::path::Path| {

@@ -4,9 +4,9 @@
 
 use std::time::Duration;
 
-use feign_core::Credentials;
 use feign_eureka::model::Applications;
-use http::header::ACCEPT;
+use http::header::{ACCEPT, AUTHORIZATION};
+use http::HeaderValue;
 
 use crate::registry::Registry;
 use crate::validate;
@@ -21,8 +21,8 @@ pub(crate) async fn copy_from_peers(
     timeout: Duration,
 ) -> usize {
     for peer in peers {
-        let (peer, credentials) = feign_core::split_userinfo(peer);
-        match fetch(client, &peer, credentials.as_ref(), timeout).await {
+        let (peer, authorization) = feign_core::split_basic_auth(peer);
+        match fetch(client, &peer, authorization, timeout).await {
             Ok(apps) => {
                 let copied = take(registry, apps);
                 tracing::info!(%peer, instances = copied, "copied the registry of a peer at start");
@@ -50,12 +50,12 @@ enum SyncError {
 async fn fetch(
     client: &reqwest::Client,
     peer: &str,
-    credentials: Option<&Credentials>,
+    authorization: Option<HeaderValue>,
     timeout: Duration,
 ) -> Result<Applications, SyncError> {
     let mut request = client.get(format!("{peer}apps/"));
-    if let Some(credentials) = credentials {
-        request = request.basic_auth(credentials.username(), Some(credentials.password()));
+    if let Some(authorization) = authorization {
+        request = request.header(AUTHORIZATION, authorization);
     }
     let response = request
         .header(ACCEPT, "application/json")

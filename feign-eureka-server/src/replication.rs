@@ -5,8 +5,6 @@ use std::net::IpAddr;
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 
-use feign_core::Credentials;
-
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 
@@ -14,6 +12,7 @@ use crate::batch::{
     Action, BatchResponse, ItemResponse, ReplicationItem, ReplicationList, REPLICATION_HEADER,
 };
 use crate::config::ServerConfig;
+use crate::peers::PeerResolver;
 use crate::record;
 use crate::registry::{Registry, RenewOutcome};
 use crate::replicator::PeerQueues;
@@ -124,38 +123,45 @@ pub(crate) fn apply(registry: &Registry, item: ReplicationItem) -> ItemResponse 
     }
 }
 
-/// The HTTP client that talks to peers: replication and the start-up copy. Peers' redirects are
-/// not followed: a peer answers for itself.
-pub(crate) fn peer_client(config: &ServerConfig) -> Option<reqwest::Client> {
-    feign_core::reqwest_builder(
+/// The HTTP client that talks to peers: replication and the start-up copy, with the peers' TLS
+/// settings and resolver. Peers' redirects are not followed: a peer answers for itself. Each
+/// request is bounded whole by the replication timeout, so a peer that trickles its answer (or
+/// takes a batch slowly) holds a sender for that long at most.
+pub(crate) fn peer_client(config: &ServerConfig) -> Result<reqwest::Client, feign_core::BoxError> {
+    let mut builder = feign_core::reqwest_builder(
         Duration::from_secs(1),
         None,
         Some(config.replication_timeout),
     )
-    .no_proxy()
-    .build()
-    .ok()
+    .no_proxy();
+    if let Some(tls) = &config.peer_tls {
+        builder = feign_core::HttpClientConfig::new()
+            .tls(tls.clone())
+            .apply(builder)?;
+    }
+    if let Some(PeerResolver(resolver)) = &config.peer_resolver {
+        builder = builder.dns_resolver2(resolver.clone());
+    }
+    Ok(builder.build()?)
 }
 
-/// Starts one batching sender per peer. They stop when the registry is dropped.
+/// Starts one batching sender per peer, each with `client`. They stop when the registry is
+/// dropped.
 pub(crate) fn spawn_workers(
     registry: &Arc<Registry>,
     queues: PeerQueues,
     config: &ServerConfig,
+    client: &reqwest::Client,
 ) -> Vec<tokio::task::JoinHandle<()>> {
-    let Some(client) = peer_client(config) else {
-        tracing::error!("cannot build the replication HTTP client; replication is off");
-        return Vec::new();
-    };
     queues
         .into_iter()
         .map(|(peer, rx)| {
-            let (base, credentials) = feign_core::split_userinfo(&peer);
+            let (base, authorization) = feign_core::split_basic_auth(&peer);
             let worker = Worker {
                 registry: Arc::downgrade(registry),
                 client: client.clone(),
                 url: format!("{base}peerreplication/batch/"),
-                credentials,
+                authorization,
                 peer,
                 batch_size: config.replication_batch_size.max(1),
                 delay: config.replication_delay,
@@ -185,7 +191,8 @@ struct Worker {
     client: reqwest::Client,
     /// The batch URL, without the credentials the peer's URL held.
     url: String,
-    credentials: Option<Credentials>,
+    /// The `Authorization` value the peer URL's credentials stand for.
+    authorization: Option<http::HeaderValue>,
     batch_size: usize,
     delay: Duration,
 }
@@ -232,8 +239,8 @@ impl Worker {
     async fn post(&self, body: &ReplicationList) -> Result<BatchResponse, DeliveryError> {
         let body = serde_json::to_vec(body).map_err(DeliveryError::Encode)?;
         let mut request = self.client.post(&self.url);
-        if let Some(credentials) = &self.credentials {
-            request = request.basic_auth(credentials.username(), Some(credentials.password()));
+        if let Some(authorization) = &self.authorization {
+            request = request.header(http::header::AUTHORIZATION, authorization.clone());
         }
         let response = request
             .header(REPLICATION_HEADER, "true")

@@ -1,11 +1,11 @@
 //! What the HTTP handlers share.
 
-use std::net::IpAddr;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 use crate::listing::ListingCache;
 use crate::offload::Offload;
+use crate::peers::Peers;
 use crate::rate::RateLimiter;
 use crate::registry::Registry;
 use crate::watch::Watches;
@@ -22,9 +22,8 @@ pub(crate) struct AppState {
     pub(crate) shutting_down: AtomicBool,
     pub(crate) started_ms: u64,
     pub(crate) url: String,
-    /// The addresses the configured peers' host names resolved to at start: replication
-    /// batches are taken only from these.
-    pub(crate) peer_ips: Vec<IpAddr>,
+    /// Who is a peer: the replication header and batches count only from one.
+    pub(crate) peers: Peers,
     /// The dashboard's rendered pages of instances.
     pub(crate) dashboard: ListingCache,
     /// Push discovery's long polls.

@@ -38,6 +38,11 @@ fn every_command_has_help() {
         "--max-instance-bytes",
         "--max-registry-bytes",
         "--max-instances",
+        "--peer-user",
+        "--peer-ca",
+        "--peer-cert",
+        "--peer-key",
+        "--replication-from-any-address",
     ] {
         assert!(out.contains(flag), "{flag} missing from:\n{out}");
     }

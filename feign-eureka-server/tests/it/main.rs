@@ -14,6 +14,7 @@ mod fd_limit;
 mod lifecycle;
 mod limits;
 mod metadata_limits;
+mod peers;
 mod replication;
 mod safety;
 mod support;
