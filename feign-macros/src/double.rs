@@ -9,12 +9,11 @@ use syn::visit_mut::{self, VisitMut};
 use syn::{FnArg, ItemTrait, Lifetime, Pat, Type};
 
 use crate::ast::{Client, Method, Role};
-use crate::valid;
 
 /// The double of `client`'s trait; nothing for a trait that cannot be `dyn Trait`.
 pub(crate) fn expand(client: &Client<'_>, krate: &TokenStream) -> TokenStream {
     let item = client.original;
-    if valid::not_object_safe(item).is_some() {
+    if !client.object_safe() {
         return TokenStream::new();
     }
     let methods: Vec<&Method<'_>> = client
@@ -270,7 +269,7 @@ fn method_impl(method: &Method<'_>, krate: &TokenStream) -> TokenStream {
         let text = quote!((&#double::Probe(&#ident)).debug_text());
         match param.role.as_ref().map(|(role, _)| role) {
             Some(Role::Header(name)) => quote!(#double::header_text(#name, #text)),
-            Some(Role::Query(name, _)) => quote!(#double::query_text(#name, #text)),
+            Some(Role::Query { name, .. }) => quote!(#double::query_text(#name, #text)),
             Some(Role::HeaderMap | Role::Param(_)) => quote!(#double::masked()),
             _ => text,
         }

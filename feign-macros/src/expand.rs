@@ -10,8 +10,9 @@ use crate::ast::{Client, HeaderTemplate, Http, Method, Role};
 use crate::attr::{self, FallbackArg};
 use crate::ctxt::Ctxt;
 use crate::header::Piece;
+use crate::kind::PartKind;
 use crate::template::Part;
-use crate::ty::{self, Body, Decode, PartKind, Shape};
+use crate::ty::{self, Decode, EntityBody as Body, Level as Shape};
 use crate::valid;
 
 /// Expands `#[feign_client(args)] trait ...`, or returns every mistake found.
@@ -184,7 +185,7 @@ fn generate(client: &Client<'_>) -> TokenStream {
     );
     let user_trait = user_trait(item, &krate);
     // The fallback setters of the builder need `dyn Trait`, which only an object-safe trait has.
-    let client_trait = if valid::not_object_safe(item).is_none() {
+    let client_trait = if client.object_safe() {
         quote! {
             #[automatically_derived]
             impl #krate::__private::ClientTrait for #client_ident {
@@ -236,7 +237,7 @@ fn method_impl(
     }
     let meta = method_meta(client, method, http, krate);
     // Every object-safe client can be given a fallback, by the attribute or the builder.
-    let fallback = valid::not_object_safe(client.original).is_none();
+    let fallback = client.object_safe();
     let multipart = method.multipart.map(|_| quote!(__feign_req.multipart();));
     let statements: Vec<TokenStream> = multipart
         .into_iter()
@@ -321,7 +322,7 @@ fn path_index(method: &Method<'_>, ident: &syn::Ident) -> usize {
     method
         .params
         .iter()
-        .filter(|param| matches!(param.role, Some((Role::Path(_), _))))
+        .filter(|param| matches!(param.role, Some((Role::Path { .. }, _))))
         .position(|param| param.ident == Some(ident))
         .unwrap_or_default()
 }
@@ -402,7 +403,7 @@ fn method_meta(
                     .params
                     .iter()
                     .filter_map(|param| match &param.role {
-                        Some((Role::Path(name), _)) => Some(name),
+                        Some((Role::Path { name, .. }, _)) => Some(name),
                         _ => None,
                     })
                     .position(|name| name == var)
@@ -489,12 +490,18 @@ fn argument(
     };
     let whole = turbofish(ty);
     match role {
-        Role::Path(_) => quote_spanned!(span=> __feign_req.path #whole (#path_index, &#ident);),
-        Role::Query(name, None) => unroll(ty, quote!(&#ident), 0, &|value, ty| {
+        Role::Path { .. } => quote_spanned!(span=> __feign_req.path #whole (#path_index, &#ident);),
+        Role::Query {
+            name,
+            separator: None,
+        } => unroll(ty, quote!(&#ident), 0, &|value, ty| {
             let turbofish = turbofish(ty);
             quote_spanned!(span=> __feign_req.query #turbofish (#name, #value);)
         }),
-        Role::Query(name, Some(separator)) => joined(ty, quote!(&#ident), 0, &|value, many| {
+        Role::Query {
+            name,
+            separator: Some(separator),
+        } => joined(ty, quote!(&#ident), 0, &|value, many| {
             if many {
                 quote_spanned!(span=> __feign_req.query_joined(#name, #separator, (#value).iter());)
             } else {
@@ -510,9 +517,9 @@ fn argument(
         Role::Param(_) => TokenStream::new(),
         Role::HeaderMap => quote_spanned!(span=> __feign_req.header_map #whole (&#ident);),
         Role::Form => quote_spanned!(span=> __feign_req.form #whole (&#ident);),
-        Role::Part(name) => {
+        Role::Part(part) => {
             let keep = keep(krate, role, ident, ty, fallback);
-            let add = part(krate, name, ident, ty, &turbofish);
+            let add = self::part(krate, &part.name, ident, ty, &turbofish);
             quote!(#keep #add)
         }
         Role::Body if ty::stream_body(ty) => {
@@ -548,7 +555,7 @@ fn header_template(
             Piece::Literal(text) => quote!(#krate::__private::HeaderPart::Literal(#text)),
             Piece::Var(var) => {
                 let param = method.params.iter().find(|param| {
-                    matches!(&param.role, Some((Role::Param(name) | Role::Path(name), _)) if name == var)
+                    matches!(&param.role, Some((Role::Param(name) | Role::Path { name, .. }, _)) if name == var)
                 });
                 let Some((ident, ty)) = param.and_then(|p| Some((p.ident?, &*p.original.ty))) else {
                     return quote!(#krate::__private::HeaderPart::Literal(""));
@@ -590,7 +597,7 @@ fn kept_kind(role: &Role, ty: &Type) -> Kept {
         Role::Body if ty::raw_body(ty) == Some(false) => Kept::Cloned,
         Role::Body if ty::stream_body(ty) => Kept::Spent,
         Role::Part(_) => match ty::part(ty) {
-            (false, PartKind::Bytes(false)) => Kept::Cloned,
+            (None, PartKind::Bytes(false)) => Kept::Cloned,
             (_, PartKind::Part | PartKind::Parts) => Kept::Spent,
             _ => Kept::No,
         },
@@ -634,6 +641,7 @@ fn part(
 ) -> TokenStream {
     let span = ty.span();
     let (optional, kind) = ty::part(ty);
+    let optional = optional.is_some();
     let inner: Type = if optional {
         match ty {
             Type::Path(path) => match path.path.segments.last().map(|s| &s.arguments) {
@@ -656,19 +664,19 @@ fn part(
     };
     let fish = turbofish(&inner);
     let add = match kind {
-        ty::PartKind::Text => quote_spanned!(span=> __feign_req.part_text #fish (#name, #by_ref);),
-        ty::PartKind::Json => quote_spanned!(span=> __feign_req.part_json #fish (#name, #by_ref);),
-        ty::PartKind::Bytes(false) if !optional => {
+        PartKind::Text => quote_spanned!(span=> __feign_req.part_text #fish (#name, #by_ref);),
+        PartKind::Json => quote_spanned!(span=> __feign_req.part_json #fish (#name, #by_ref);),
+        PartKind::Bytes(false) if !optional => {
             quote_spanned!(span=> __feign_req.part_bytes #fish (#name, #ident);)
         }
-        ty::PartKind::Bytes(_) => {
+        PartKind::Bytes(_) => {
             quote_spanned!(span=> __feign_req.part_bytes(#name, #krate::__private::bytes_of(#by_ref));)
         }
-        ty::PartKind::Part if optional => {
+        PartKind::Part if optional => {
             quote_spanned!(span=> __feign_req.part #fish (#name, #value);)
         }
-        ty::PartKind::Part => quote_spanned!(span=> __feign_req.part #fish (#name, #ident);),
-        ty::PartKind::Parts => {
+        PartKind::Part => quote_spanned!(span=> __feign_req.part #fish (#name, #ident);),
+        PartKind::Parts => {
             let each = if optional {
                 value.to_token_stream()
             } else {
@@ -685,7 +693,7 @@ fn part(
         return add;
     }
     let source = match kind {
-        ty::PartKind::Part | ty::PartKind::Parts => ident.to_token_stream(),
+        PartKind::Part | PartKind::Parts => ident.to_token_stream(),
         _ => quote!(&#ident),
     };
     quote!(if let ::core::option::Option::Some(#value) = #source { #add })

@@ -16,6 +16,7 @@ mod double;
 mod expand;
 mod fallback;
 mod header;
+mod kind;
 mod openapi;
 mod template;
 mod ty;

@@ -7,8 +7,9 @@ use syn::visit_mut::VisitMut;
 use syn::{Attribute, Expr, Lit, Meta, ReturnType, Type};
 
 use crate::ast::{Client, Http, Method, Role};
+use crate::kind::PartKind;
 use crate::template::Part;
-use crate::ty::{self, Body, Decode, PartKind, Shape};
+use crate::ty::{self, Decode, EntityBody as Body, Level as Shape};
 
 /// The `impl {Trait}Client { fn openapi() }` block; `meta` is the client's `ClientMeta`.
 pub(crate) fn client_openapi(
@@ -116,8 +117,8 @@ fn operation(
         };
         let own_name = syn::ext::IdentExt::unraw(ident).to_string();
         match role {
-            Role::Path(name) => params.push(param_doc(name, quote!(Path), None)),
-            Role::Query(name, separator) => {
+            Role::Path { name, .. } => params.push(param_doc(name, quote!(Path), None)),
+            Role::Query { name, separator } => {
                 params.push(param_doc(name, quote!(Query), separator.as_ref()));
             }
             Role::QueryMap => params.push(param_doc(&own_name, quote!(Query), None)),
@@ -144,14 +145,15 @@ fn operation(
                     quote!(#p::Content::Schema(#content)),
                 );
             }
-            Role::Part(name) => {
+            Role::Part(part) => {
+                let part_name = &part.name;
                 let part_schema = match ty::part(ty).1 {
                     PartKind::Text | PartKind::Json => schema(inner),
                     PartKind::Bytes(_) | PartKind::Part => quote!(#p::binary),
                     PartKind::Parts => quote!(#p::binaries),
                 };
                 parts.push(quote! {
-                    #p::Part { name: #name, required: #required, schema: #part_schema }
+                    #p::Part { name: #part_name, required: #required, schema: #part_schema }
                 });
             }
         }
@@ -170,7 +172,7 @@ fn operation(
             method.params.iter().all(|param| {
                 let named = matches!(
                     &param.role,
-                    Some((Role::Param(n) | Role::Path(n), _)) if n == var
+                    Some((Role::Param(n) | Role::Path { name: n, .. }, _)) if n == var
                 );
                 !named || !matches!(ty::shape(&param.original.ty), Shape::Option(_))
             })

@@ -1,42 +1,13 @@
 //! Syntactic recognition of the types the generated code treats specially: `Option` and
-//! collections in parameters, raw body types, and the return types of `private.rs`.
+//! collections in parameters, raw, streamed and part body types, and the return types of
+//! `private.rs`. What it recognises becomes the kinds of `kind.rs`, which the model (`ast.rs`)
+//! holds.
 //!
 //! Types are recognised by their last path segment, as written: a type alias hides them.
 
 use syn::{GenericArgument, PathArguments, Type};
 
-/// How a `#[query]` or `#[header]` argument is sent.
-pub(crate) enum Shape<'a> {
-    /// `Option<T>`: omitted when `None`.
-    Option(&'a Type),
-    /// `Vec<T>`, `[T]`, `[T; N]` (possibly behind references): one pair per element.
-    Many(&'a Type),
-    /// Anything else: one pair.
-    One,
-}
-
-/// What a successful response is decoded into.
-#[derive(Clone, Copy)]
-pub(crate) enum Decode {
-    Unit,
-    String,
-    Bytes,
-    Response,
-    Json,
-    /// `StreamingResponse`: the body is not read.
-    Streaming,
-    /// `ResponseEntity<T>`: the body decoded as `T` alone would be, with status and headers.
-    Entity(Body),
-}
-
-/// How the body of a `ResponseEntity<T>` is decoded.
-#[derive(Clone, Copy)]
-pub(crate) enum Body {
-    Unit,
-    String,
-    Bytes,
-    Json,
-}
+use crate::kind::{Arg, PartKind, Shape, Written};
 
 const STREAMING: &str = "StreamingResponse";
 const ENTITY: &str = "ResponseEntity";
@@ -86,16 +57,33 @@ pub(crate) fn names_impl_trait(ty: &Type) -> bool {
     walk(quote::ToTokens::to_token_stream(ty))
 }
 
-/// The shape of a `#[query]` or `#[header]` parameter type.
-pub(crate) fn shape(ty: &Type) -> Shape<'_> {
-    match peel(ty) {
-        Type::Slice(slice) => Shape::Many(&slice.elem),
-        Type::Array(array) => Shape::Many(&array.elem),
+/// `ty` as written, without its references, and whether it can be written as a type argument.
+pub(crate) fn written(ty: &Type) -> Written<'_> {
+    Written {
+        ty,
+        impl_trait: names_impl_trait(ty),
+    }
+}
+
+/// The shape of a `#[query]`, `#[header]` or `#[param]` argument's type, level by level.
+pub(crate) fn arg(ty: &Type) -> Arg<'_> {
+    let inner = match peel(ty) {
+        Type::Slice(slice) => Some((false, &*slice.elem)),
+        Type::Array(array) => Some((false, &*array.elem)),
         peeled => match last_segment(peeled) {
-            Some((name, args)) if name == "Option" && args.len() == 1 => Shape::Option(args[0]),
-            Some((name, args)) if name == "Vec" && args.len() == 1 => Shape::Many(args[0]),
-            _ => Shape::One,
+            Some((name, args)) if name == "Option" && args.len() == 1 => Some((true, args[0])),
+            Some((name, args)) if name == "Vec" && args.len() == 1 => Some((false, args[0])),
+            _ => None,
         },
+    };
+    let shape = match inner {
+        Some((true, inner)) => Shape::Option(Box::new(arg(inner))),
+        Some((false, inner)) => Shape::Many(Box::new(arg(inner))),
+        None => Shape::One,
+    };
+    Arg {
+        ty: written(ty),
+        shape,
     }
 }
 
@@ -126,27 +114,19 @@ pub(crate) fn stream_body(ty: &Type) -> bool {
     )
 }
 
-/// How a `#[part]` parameter becomes a part.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub(crate) enum PartKind {
-    /// `String`, `&str`, numbers, `bool`, `char`: text through `Display`.
-    Text,
-    /// `Vec<u8>`, `&[u8]`, `Bytes`: bytes; the flag says whether the parameter is a reference.
-    Bytes(bool),
-    /// `Part`, `FilePart`, `BodyStream`, `FileBody`: moved into the request.
-    Part,
-    /// `Vec` of those: one part per element, under the same name (Spring's
-    /// `List<MultipartFile>`).
-    Parts,
-    /// Anything else: serialized by the client's Encoder.
-    Json,
+/// Whether the type is written as a reference: `&T`.
+pub(crate) fn is_reference(ty: &Type) -> bool {
+    matches!(ty, Type::Reference(_))
 }
 
-/// The kind of a `#[part]` parameter, and for `Option<T>` the kind of `T`.
-pub(crate) fn part(ty: &Type) -> (bool, PartKind) {
+/// The kind of a `#[part]` argument, and for `Option<T>` the `T` (the part is left out when
+/// `None`).
+pub(crate) fn part(ty: &Type) -> (Option<&Type>, PartKind) {
     match last_segment(ty) {
-        Some((name, args)) if name == "Option" && args.len() == 1 => (true, part_inner(args[0])),
-        _ => (false, part_inner(ty)),
+        Some((name, args)) if name == "Option" && args.len() == 1 => {
+            (Some(args[0]), part_inner(args[0]))
+        }
+        _ => (None, part_inner(ty)),
     }
 }
 
@@ -179,55 +159,49 @@ fn is_u8(ty: &Type) -> bool {
     matches!(last_segment(ty), Some((name, args)) if name == "u8" && args.is_empty())
 }
 
-/// The `T` of `Result<T, E>` (or of a one-argument `Result<T>` alias).
-pub(crate) fn result_ok(ty: &Type) -> Option<&Type> {
+/// The `T` and, when written, the `E` of `Result<T, E>` (`E` is not written in a one-argument
+/// `Result<T>` alias).
+pub(crate) fn result(ty: &Type) -> Option<(&Type, Option<&Type>)> {
     match last_segment(ty) {
-        Some((name, args)) if name == "Result" && (1..=2).contains(&args.len()) => Some(args[0]),
+        Some((name, args)) if name == "Result" && (1..=2).contains(&args.len()) => {
+            Some((args[0], args.get(1).copied()))
+        }
         _ => None,
     }
 }
 
-/// How `T` is decoded, and whether it is an `Option` (404 becomes `None`).
-pub(crate) fn decode(ok: &Type) -> (bool, Decode) {
-    match last_segment(ok) {
-        Some((name, args)) if name == "Option" && args.len() == 1 => (true, decode_inner(args[0])),
-        _ => (false, decode_inner(ok)),
-    }
+/// What a type names in a return position, one level deep.
+enum Returned<'a> {
+    Unit,
+    String,
+    Bytes,
+    Response,
+    Streaming,
+    /// `ResponseEntity<T>`: the `T`.
+    Entity(&'a Type),
+    /// `Option<T>`: the `T`.
+    Option(&'a Type),
+    /// Anything else, decoded.
+    Other,
 }
 
-fn decode_inner(ty: &Type) -> Decode {
+fn returned(ty: &Type) -> Returned<'_> {
     if let Type::Tuple(tuple) = ty {
         if tuple.elems.is_empty() {
-            return Decode::Unit;
+            return Returned::Unit;
         }
     }
     match last_segment(ty) {
         Some((name, args)) if args.is_empty() => match name.as_str() {
-            "String" => Decode::String,
-            "Bytes" => Decode::Bytes,
-            "Response" => Decode::Response,
-            STREAMING => Decode::Streaming,
-            _ => Decode::Json,
+            "String" => Returned::String,
+            "Bytes" => Returned::Bytes,
+            "Response" => Returned::Response,
+            STREAMING => Returned::Streaming,
+            _ => Returned::Other,
         },
-        Some((name, args)) if name == ENTITY && args.len() == 1 => {
-            Decode::Entity(match decode_inner(args[0]) {
-                Decode::Unit => Body::Unit,
-                Decode::String => Body::String,
-                Decode::Bytes => Body::Bytes,
-                // The others are refused by `misplaced`.
-                _ => Body::Json,
-            })
-        }
-        _ => Decode::Json,
-    }
-}
-
-/// The `T` of a `ResponseEntity<T>` (or `Option<ResponseEntity<T>>`).
-pub(crate) fn entity_body(ok: &Type) -> Option<&Type> {
-    match last_segment(ok)? {
-        (name, args) if name == "Option" && args.len() == 1 => entity_body(args[0]),
-        (name, args) if name == ENTITY && args.len() == 1 => Some(args[0]),
-        _ => None,
+        Some((name, args)) if name == ENTITY && args.len() == 1 => Returned::Entity(args[0]),
+        Some((name, args)) if name == "Option" && args.len() == 1 => Returned::Option(args[0]),
+        _ => Returned::Other,
     }
 }
 
@@ -251,8 +225,8 @@ pub(crate) fn misplaced(ok: &Type) -> Option<(&Type, &'static str)> {
                     "`ResponseEntity` takes the body's type: `ResponseEntity<T>`",
                 ));
             };
-            match decode_inner(body) {
-                Decode::Response | Decode::Streaming | Decode::Entity(_) => Some((
+            match returned(body) {
+                Returned::Response | Returned::Streaming | Returned::Entity(_) => Some((
                     body,
                     "a `ResponseEntity` holds a decoded body: return `Response` for the raw \
                      body or `StreamingResponse` to stream it",
@@ -282,6 +256,83 @@ fn nested(ty: &Type) -> Option<(&Type, &'static str)> {
     }
 }
 
+/// How a `#[query]` or `#[header]` argument is sent, one level.
+pub(crate) enum Level<'a> {
+    Option(&'a Type),
+    Many(&'a Type),
+    One,
+}
+
+/// The first level of [`arg`].
+pub(crate) fn shape(ty: &Type) -> Level<'_> {
+    let arg = arg(ty);
+    match arg.shape {
+        Shape::Option(inner) => Level::Option(inner.ty.ty),
+        Shape::Many(inner) => Level::Many(inner.ty.ty),
+        Shape::One => Level::One,
+    }
+}
+
+/// The `T` of `Result<T, E>`.
+pub(crate) fn result_ok(ty: &Type) -> Option<&Type> {
+    result(ty).map(|(ok, _)| ok)
+}
+
+/// What a successful response is decoded into.
+#[derive(Clone, Copy)]
+pub(crate) enum Decode {
+    Unit,
+    String,
+    Bytes,
+    Response,
+    Json,
+    Streaming,
+    Entity(EntityBody),
+}
+
+/// How the body of a `ResponseEntity<T>` is decoded.
+#[derive(Clone, Copy)]
+pub(crate) enum EntityBody {
+    Unit,
+    String,
+    Bytes,
+    Json,
+}
+
+/// How `T` is decoded, and whether it is an `Option` (404 becomes `None`).
+pub(crate) fn decode(ok: &Type) -> (bool, Decode) {
+    match returned(ok) {
+        Returned::Option(inner) => (true, decode_inner(inner)),
+        _ => (false, decode_inner(ok)),
+    }
+}
+
+fn decode_inner(ty: &Type) -> Decode {
+    match returned(ty) {
+        Returned::Unit => Decode::Unit,
+        Returned::String => Decode::String,
+        Returned::Bytes => Decode::Bytes,
+        Returned::Response => Decode::Response,
+        Returned::Streaming => Decode::Streaming,
+        Returned::Entity(body) => Decode::Entity(match returned(body) {
+            Returned::Unit => EntityBody::Unit,
+            Returned::String => EntityBody::String,
+            Returned::Bytes => EntityBody::Bytes,
+            _ => EntityBody::Json,
+        }),
+        Returned::Option(_) | Returned::Other => Decode::Json,
+    }
+}
+
+/// The `T` of a `ResponseEntity<T>` (or `Option<ResponseEntity<T>>`).
+pub(crate) fn entity_body(ok: &Type) -> Option<&Type> {
+    match last_segment(ok)? {
+        (name, args) if name == "Option" && args.len() == 1 => entity_body(args[0]),
+        (name, args) if name == ENTITY && args.len() == 1 => Some(args[0]),
+        _ => None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -290,10 +341,18 @@ mod tests {
         syn::parse_str(text).unwrap()
     }
 
+    fn is_option(text: &str) -> bool {
+        matches!(arg(&ty(text)).shape, Shape::Option(_))
+    }
+
+    fn is_many(text: &str) -> bool {
+        matches!(arg(&ty(text)).shape, Shape::Many(_))
+    }
+
     #[test]
     fn recognises_optional_and_repeated_arguments() {
-        assert!(matches!(shape(&ty("Option<String>")), Shape::Option(_)));
-        assert!(matches!(shape(&ty("&Option<&str>")), Shape::Option(_)));
+        assert!(is_option("Option<String>"));
+        assert!(is_option("&Option<&str>"));
         for many in [
             "Vec<u32>",
             "&[String]",
@@ -301,10 +360,18 @@ mod tests {
             "&'a Vec<String>",
             "std::vec::Vec<i64>",
         ] {
-            assert!(matches!(shape(&ty(many)), Shape::Many(_)), "{many}");
+            assert!(is_many(many), "{many}");
         }
-        assert!(matches!(shape(&ty("u64")), Shape::One));
-        assert!(matches!(shape(&ty("&str")), Shape::One));
+        assert!(matches!(arg(&ty("u64")).shape, Shape::One));
+        assert!(matches!(arg(&ty("&str")).shape, Shape::One));
+        let nested = ty("Option<Vec<u32>>");
+        let Shape::Option(inner) = arg(&nested).shape else {
+            panic!("not an Option")
+        };
+        let Shape::Many(each) = inner.shape else {
+            panic!("not a collection")
+        };
+        assert!(matches!(each.shape, Shape::One));
     }
 
     #[test]
@@ -332,47 +399,37 @@ mod tests {
         assert!(stream_body(&ty("FileBody")));
         assert!(stream_body(&ty("&FileBody")));
         assert!(!stream_body(&ty("Vec<u8>")));
-        assert_eq!(part(&ty("String")), (false, PartKind::Text));
-        assert_eq!(part(&ty("&str")), (false, PartKind::Text));
-        assert_eq!(part(&ty("u64")), (false, PartKind::Text));
-        assert_eq!(part(&ty("Vec<u8>")), (false, PartKind::Bytes(false)));
-        assert_eq!(part(&ty("&[u8]")), (false, PartKind::Bytes(true)));
-        assert_eq!(
-            part(&ty("Option<multipart::FilePart>")),
-            (true, PartKind::Part)
-        );
-        assert_eq!(part(&ty("Metadata")), (false, PartKind::Json));
-        assert_eq!(part(&ty("Vec<FilePart>")), (false, PartKind::Parts));
-        assert_eq!(part(&ty("Vec<Metadata>")), (false, PartKind::Json));
+        let kind = |text: &str| {
+            let written = ty(text);
+            let (optional, kind) = part(&written);
+            (optional.is_some(), kind)
+        };
+        assert_eq!(kind("String"), (false, PartKind::Text));
+        assert_eq!(kind("&str"), (false, PartKind::Text));
+        assert_eq!(kind("u64"), (false, PartKind::Text));
+        assert_eq!(kind("Vec<u8>"), (false, PartKind::Bytes(false)));
+        assert_eq!(kind("&[u8]"), (false, PartKind::Bytes(true)));
+        assert_eq!(kind("Option<multipart::FilePart>"), (true, PartKind::Part));
+        assert_eq!(kind("Metadata"), (false, PartKind::Json));
+        assert_eq!(kind("Vec<FilePart>"), (false, PartKind::Parts));
+        assert_eq!(kind("Vec<Metadata>"), (false, PartKind::Json));
     }
 
     #[test]
     fn recognises_return_types() {
-        let result = ty("Result<Option<String>, Error>");
-        let ok = result_ok(&result).unwrap();
+        let result_type = ty("Result<Option<String>, Error>");
+        let (ok, error) = result(&result_type).unwrap();
         assert!(matches!(decode(ok), (true, Decode::String)));
+        assert!(error.is_some());
+        let alias = ty("Result<u8>");
+        assert!(result(&alias).unwrap().1.is_none());
+        assert!(result(&ty("Option<u8>")).is_none());
         assert!(matches!(decode(&ty("()")), (false, Decode::Unit)));
         assert!(matches!(decode(&ty("Vec<Order>")), (false, Decode::Json)));
         assert!(matches!(
-            decode(&ty("feign_core::Response")),
-            (false, Decode::Response)
-        ));
-        assert!(result_ok(&ty("Option<u8>")).is_none());
-        assert!(matches!(
-            decode(&ty("Option<feign_core::StreamingResponse>")),
-            (true, Decode::Streaming)
-        ));
-        assert!(matches!(
-            decode(&ty("ResponseEntity<String>")),
-            (false, Decode::Entity(Body::String))
-        ));
-        assert!(matches!(
             decode(&ty("Option<ResponseEntity<Vec<Order>>>")),
-            (true, Decode::Entity(Body::Json))
+            (true, Decode::Entity(EntityBody::Json))
         ));
-        let maybe = ty("Option<ResponseEntity<Vec<Order>>>");
-        let body = entity_body(&maybe).unwrap();
-        assert!(matches!(last_segment(body), Some((name, _)) if name == "Vec"));
     }
 
     #[test]
