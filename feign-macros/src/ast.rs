@@ -15,7 +15,7 @@ use syn::{
 use crate::attr::{self, ClientArgs, Options, Slot};
 use crate::ctxt::Ctxt;
 use crate::header;
-use crate::kind::{Arg, PartKind};
+use crate::kind::{Arg, Body, Kept, PartKind, ReturnKind, Written};
 use crate::template::{self, Template};
 use crate::ty;
 
@@ -98,6 +98,8 @@ pub(crate) enum Output<'a> {
 
 /// A method's `Result<T, E>`.
 pub(crate) struct Returns<'a> {
+    /// What the call makes `T` from.
+    pub(crate) kind: ReturnKind<'a>,
     /// A part of `T` the generated code cannot serve, and why.
     pub(crate) misplaced: Option<(&'a Type, &'static str)>,
 }
@@ -110,14 +112,23 @@ impl<'a> Output<'a> {
         match ty::result(written) {
             None => Output::NotResult(written),
             Some((ok, _)) => Output::Result(Returns {
+                kind: ty::return_kind(ok),
                 misplaced: ty::misplaced(ok),
             }),
+        }
+    }
+
+    /// What the call makes `T` from; `Unit` when the return type is not a `Result` (refused).
+    pub(crate) fn kind(&self) -> &ReturnKind<'a> {
+        match self {
+            Output::Result(returns) => &returns.kind,
+            _ => &ReturnKind::Unit,
         }
     }
 }
 
 /// What a parameter becomes in the request.
-pub(crate) enum Role {
+pub(crate) enum Role<'a> {
     /// `#[path]`: the template variable, the parameter's name unless given, and the parameter's
     /// place among the method's `#[path]` parameters.
     Path {
@@ -134,19 +145,24 @@ pub(crate) enum Role {
     /// `#[header("Name")]`
     Header(String),
     HeaderMap,
-    Body,
+    /// `#[body]`, and how it is sent.
+    Body(Body),
     Form,
     /// `#[param]`: a value for `{name}` in the method's `#[headers]`, the parameter's name
     /// unless given.
     Param(String),
-    Part(Part),
+    Part(Part<'a>),
 }
 
 /// A `#[part]` parameter.
-pub(crate) struct Part {
+pub(crate) struct Part<'a> {
     /// The part name, the parameter's name unless given.
     pub(crate) name: String,
     pub(crate) kind: PartKind,
+    /// Whether it is an `Option`, left out when `None`.
+    pub(crate) optional: bool,
+    /// The type of one part: the `T` of `Option<T>`, or the parameter's type.
+    pub(crate) inner: Written<'a>,
 }
 
 /// A typed parameter (not the receiver).
@@ -157,9 +173,11 @@ pub(crate) struct Param<'a> {
     /// Its type and how its value is optional or repeated.
     pub(crate) arg: Arg<'a>,
     /// The role and the attribute that gave it; `None` when the attribute was missing or wrong.
-    pub(crate) role: Option<(Role, &'a Attribute)>,
+    pub(crate) role: Option<(Role<'a>, &'a Attribute)>,
     /// Whether any attribute but rustc's was written (a missing role was then reported).
     pub(crate) marked: bool,
+    /// What a fallback gets of it when the request consumed it.
+    pub(crate) kept: Kept,
     /// A stream, file or part written as a reference, which the request must move.
     pub(crate) borrowed_stream: bool,
 }
@@ -426,10 +444,12 @@ impl<'a> Param<'a> {
             }
         }
         let role = role.get();
+        let role_kind = role.as_ref().map(|(role, _)| role);
+        let kept = role_kind.map_or(Kept::No, Role::kept);
         let borrowed_stream = ty::is_reference(ty)
-            && match role.as_ref().map(|(role, _)| role) {
-                Some(Role::Body | Role::Form) => ty::stream_body(ty),
-                Some(Role::Part(part)) => matches!(part.kind, PartKind::Part | PartKind::Parts),
+            && match role_kind {
+                Some(Role::Body(_) | Role::Form) => ty::is_stream(ty),
+                Some(Role::Part(part)) => part.is_moved(),
                 _ => false,
             };
         Param {
@@ -441,20 +461,43 @@ impl<'a> Param<'a> {
                 .attrs
                 .iter()
                 .any(|attr| !attr::is_builtin_param_attr(attr)),
+            kept,
             borrowed_stream,
         }
     }
 }
 
+impl Role<'_> {
+    /// What a fallback gets of an argument in this role.
+    fn kept(&self) -> Kept {
+        match self {
+            Role::Body(Body::Raw { by_ref: false, .. }) => Kept::Cloned,
+            Role::Body(Body::Stream) => Kept::Spent,
+            Role::Part(part) if part.kind == PartKind::Bytes(false) && !part.optional => {
+                Kept::Cloned
+            }
+            Role::Part(part) if part.is_moved() => Kept::Spent,
+            _ => Kept::No,
+        }
+    }
+}
+
+impl Part<'_> {
+    /// A stream, file or part, moved into the request.
+    fn is_moved(&self) -> bool {
+        matches!(self.kind, PartKind::Part | PartKind::Parts)
+    }
+}
+
 /// The role an attribute gives a parameter of type `ty` named `default_name`; `None` for
 /// rustc's own attributes and for mistakes (reported).
-fn role_of(
+fn role_of<'a>(
     cx: &Ctxt,
     attr: &Attribute,
     default_name: &str,
-    ty: &Type,
+    ty: &'a Type,
     paths: usize,
-) -> Option<Role> {
+) -> Option<Role<'a>> {
     let name = attr::attr_name(attr);
     let given =
         |lit: Option<LitStr>| lit.map_or_else(|| default_name.to_owned(), |lit| lit.value());
@@ -464,10 +507,15 @@ fn role_of(
             index: paths,
         },
         "param" => Role::Param(given(attr::optional_string(cx, attr))),
-        "part" => Role::Part(Part {
-            name: given(attr::optional_string(cx, attr)),
-            kind: ty::part(ty).1,
-        }),
+        "part" => {
+            let (optional, kind) = ty::part(ty);
+            Role::Part(Part {
+                name: given(attr::optional_string(cx, attr)),
+                kind,
+                optional: optional.is_some(),
+                inner: ty::written(optional.unwrap_or(ty)),
+            })
+        }
         "query" => {
             let (name, separator) = attr::query(cx, attr);
             Role::Query {
@@ -487,7 +535,7 @@ fn role_of(
             match name.as_str() {
                 "query_map" => Role::QueryMap,
                 "header_map" => Role::HeaderMap,
-                "body" => Role::Body,
+                "body" => Role::Body(ty::body(ty)),
                 _ => Role::Form,
             }
         }

@@ -1,6 +1,7 @@
-//! The kinds the model decides once for each method and parameter: how a value is optional or
-//! repeated, how a part is sent. Plain data: `ty` recognises them in the syntax, `ast` puts them
-//! in the model, and the checks and generators read them from there.
+//! The kinds the model decides once for each method and parameter: what a method returns, how
+//! a body or part is sent, how a value is optional or repeated, what a fallback keeps. Plain
+//! data: `ty` recognises them in the syntax, `ast` puts them in the model, and the checks and
+//! generators read them from there.
 
 use syn::Type;
 
@@ -37,6 +38,48 @@ pub(crate) enum Shape<'a> {
     One,
 }
 
+/// What a method's `Result<T, E>` makes `T` from: the kinds of `feign_core::__private`, one
+/// each, composed as the runtime composes them.
+pub(crate) enum ReturnKind<'a> {
+    /// `()`: the body is dropped.
+    Unit,
+    /// `String`.
+    Text,
+    /// `Bytes`.
+    Raw,
+    /// `Response`: status, headers and body.
+    Whole,
+    /// `StreamingResponse`: the body is not read.
+    Stream,
+    /// Anything else: decoded by the client's Decoder.
+    Json(Written<'a>),
+    /// `ResponseEntity<T>`: the body read as `T` alone would be, with status and headers.
+    Entity(BodyKind<'a>),
+    /// `Option<T>`: a 404 is `None`. Only at the top: `Option<Option<T>>` is an `Optional` of
+    /// `Json<Option<T>>`.
+    Optional(Box<ReturnKind<'a>>),
+}
+
+/// How the body of a `ResponseEntity<T>` is read.
+pub(crate) enum BodyKind<'a> {
+    Unit,
+    Text,
+    Raw,
+    Json(Written<'a>),
+}
+
+/// How a `#[body]` argument becomes the request body.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum Body {
+    /// Serialized by the client's Encoder (JSON by default).
+    Serialized,
+    /// `String`, `&str`, `Vec<u8>`, `&[u8]`, `Bytes`: sent as is. `by_ref`: a borrowed value,
+    /// of which an owned copy is sent; `text`: `String` or `str`.
+    Raw { by_ref: bool, text: bool },
+    /// `BodyStream`, `FileBody`: moved into the request and read as it is sent.
+    Stream,
+}
+
 /// How a `#[part]` argument becomes a part.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub(crate) enum PartKind {
@@ -51,4 +94,15 @@ pub(crate) enum PartKind {
     Parts,
     /// Anything else: serialized by the client's Encoder.
     Json,
+}
+
+/// What a fallback gets of an argument the failed call consumed.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum Kept {
+    /// Nothing consumed: the fallback gets the argument itself.
+    No,
+    /// Owned bytes or text: a clone, made only when the client has a fallback.
+    Cloned,
+    /// A stream or file: `KeepForFallback`'s stand-in (same name, unreadable content).
+    Spent,
 }

@@ -124,7 +124,7 @@ fn operation(
             Role::QueryMap => params.push(param_doc(&own_name, quote!(Query), None)),
             Role::Header(name) => params.push(param_doc(name, quote!(Header), None)),
             Role::HeaderMap | Role::Param(_) => {}
-            Role::Body => {
+            Role::Body(_) => {
                 let (media, content) = if ty::stream_body(inner) {
                     ("application/octet-stream", quote!(#p::binary))
                 } else {

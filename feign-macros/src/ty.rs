@@ -7,7 +7,7 @@
 
 use syn::{GenericArgument, PathArguments, Type};
 
-use crate::kind::{Arg, PartKind, Shape, Written};
+use crate::kind::{Arg, Body, BodyKind, PartKind, ReturnKind, Shape, Written};
 
 const STREAMING: &str = "StreamingResponse";
 const ENTITY: &str = "ResponseEntity";
@@ -87,27 +87,37 @@ pub(crate) fn arg(ty: &Type) -> Arg<'_> {
     }
 }
 
+/// How a `#[body]` of this type is sent: streamed, as is, or through the Encoder.
+pub(crate) fn body(ty: &Type) -> Body {
+    if is_stream(ty) {
+        Body::Stream
+    } else {
+        raw(ty).unwrap_or(Body::Serialized)
+    }
+}
+
 /// A body type sent as is (`String`, `&str`, `Vec<u8>`, `&[u8]`, `Bytes`), with whether the
-/// parameter is a reference (then the generated code sends an owned copy).
-pub(crate) fn raw_body(ty: &Type) -> Option<bool> {
+/// argument is a reference (then the generated code sends an owned copy) and whether it is text.
+fn raw(ty: &Type) -> Option<Body> {
     let by_ref = matches!(ty, Type::Reference(_));
-    let raw = match peel(ty) {
-        Type::Slice(slice) => is_u8(&slice.elem),
+    let (raw, text) = match peel(ty) {
+        Type::Slice(slice) => (is_u8(&slice.elem), false),
         peeled => match last_segment(peeled) {
             Some((name, args)) => match name.as_str() {
-                "String" | "str" | "Bytes" => args.is_empty(),
-                "Vec" => args.len() == 1 && is_u8(args[0]),
-                _ => false,
+                "String" | "str" => (args.is_empty(), true),
+                "Bytes" => (args.is_empty(), false),
+                "Vec" => (args.len() == 1 && is_u8(args[0]), false),
+                _ => (false, false),
             },
-            None => false,
+            None => (false, false),
         },
     };
-    raw.then_some(by_ref)
+    raw.then_some(Body::Raw { by_ref, text })
 }
 
 /// A body sent as a stream, moved into the request: `BodyStream` or `FileBody` (behind a
 /// reference too, which `valid.rs` refuses).
-pub(crate) fn stream_body(ty: &Type) -> bool {
+pub(crate) fn is_stream(ty: &Type) -> bool {
     matches!(
         last_segment(peel(ty)),
         Some((name, args)) if args.is_empty() && matches!(name.as_str(), "BodyStream" | "FileBody")
@@ -131,14 +141,10 @@ pub(crate) fn part(ty: &Type) -> (Option<&Type>, PartKind) {
 }
 
 fn part_inner(ty: &Type) -> PartKind {
-    if let Some(by_ref) = raw_body(ty) {
-        let text =
-            matches!(last_segment(peel(ty)), Some((name, _)) if name == "String" || name == "str");
-        return if text {
-            PartKind::Text
-        } else {
-            PartKind::Bytes(by_ref)
-        };
+    match raw(ty) {
+        Some(Body::Raw { text: true, .. }) => return PartKind::Text,
+        Some(Body::Raw { by_ref, .. }) => return PartKind::Bytes(by_ref),
+        _ => {}
     }
     match last_segment(peel(ty)) {
         Some((name, args)) if name == "Vec" && args.len() == 1 => match part_inner(args[0]) {
@@ -205,6 +211,32 @@ fn returned(ty: &Type) -> Returned<'_> {
     }
 }
 
+/// The return kind of the `T` of `Result<T, E>`: `Option` is recognised at the top only.
+pub(crate) fn return_kind(ok: &Type) -> ReturnKind<'_> {
+    match returned(ok) {
+        Returned::Option(inner) => ReturnKind::Optional(Box::new(value_kind(inner))),
+        _ => value_kind(ok),
+    }
+}
+
+fn value_kind(ty: &Type) -> ReturnKind<'_> {
+    match returned(ty) {
+        Returned::Unit => ReturnKind::Unit,
+        Returned::String => ReturnKind::Text,
+        Returned::Bytes => ReturnKind::Raw,
+        Returned::Response => ReturnKind::Whole,
+        Returned::Streaming => ReturnKind::Stream,
+        // A body that is not one of these is refused by `misplaced`.
+        Returned::Entity(body) => ReturnKind::Entity(match returned(body) {
+            Returned::Unit => BodyKind::Unit,
+            Returned::String => BodyKind::Text,
+            Returned::Bytes => BodyKind::Raw,
+            _ => BodyKind::Json(written(body)),
+        }),
+        Returned::Option(_) | Returned::Other => ReturnKind::Json(written(ty)),
+    }
+}
+
 /// A part of the return type `Result<ok, E>` that the generated code cannot serve: the type
 /// at fault and why. `StreamingResponse` and `ResponseEntity<T>` stand alone or in an `Option`.
 pub(crate) fn misplaced(ok: &Type) -> Option<(&Type, &'static str)> {
@@ -259,8 +291,21 @@ fn nested(ty: &Type) -> Option<(&Type, &'static str)> {
 /// How a `#[query]` or `#[header]` argument is sent, one level.
 pub(crate) enum Level<'a> {
     Option(&'a Type),
-    Many(&'a Type),
+    Many,
     One,
+}
+
+/// A raw body type, and whether it is borrowed.
+pub(crate) fn raw_body(ty: &Type) -> Option<bool> {
+    match raw(ty) {
+        Some(Body::Raw { by_ref, .. }) => Some(by_ref),
+        _ => None,
+    }
+}
+
+/// A streamed body type.
+pub(crate) fn stream_body(ty: &Type) -> bool {
+    is_stream(ty)
 }
 
 /// The first level of [`arg`].
@@ -268,7 +313,7 @@ pub(crate) fn shape(ty: &Type) -> Level<'_> {
     let arg = arg(ty);
     match arg.shape {
         Shape::Option(inner) => Level::Option(inner.ty.ty),
-        Shape::Many(inner) => Level::Many(inner.ty.ty),
+        Shape::Many(_) => Level::Many,
         Shape::One => Level::One,
     }
 }
@@ -384,21 +429,23 @@ mod tests {
 
     #[test]
     fn recognises_raw_bodies() {
-        assert_eq!(raw_body(&ty("String")), Some(false));
-        assert_eq!(raw_body(&ty("&str")), Some(true));
-        assert_eq!(raw_body(&ty("Vec<u8>")), Some(false));
-        assert_eq!(raw_body(&ty("&[u8]")), Some(true));
-        assert_eq!(raw_body(&ty("bytes::Bytes")), Some(false));
-        assert_eq!(raw_body(&ty("&NewOrder")), None);
-        assert_eq!(raw_body(&ty("Vec<u32>")), None);
+        let raw = |by_ref, text| Body::Raw { by_ref, text };
+        assert_eq!(body(&ty("String")), raw(false, true));
+        assert_eq!(body(&ty("&str")), raw(true, true));
+        assert_eq!(body(&ty("Vec<u8>")), raw(false, false));
+        assert_eq!(body(&ty("&[u8]")), raw(true, false));
+        assert_eq!(body(&ty("bytes::Bytes")), raw(false, false));
+        assert_eq!(body(&ty("&NewOrder")), Body::Serialized);
+        assert_eq!(body(&ty("Vec<u32>")), Body::Serialized);
+        assert_eq!(body(&ty("Option<String>")), Body::Serialized);
     }
 
     #[test]
     fn recognises_stream_bodies_and_parts() {
-        assert!(stream_body(&ty("feign_core::BodyStream")));
-        assert!(stream_body(&ty("FileBody")));
-        assert!(stream_body(&ty("&FileBody")));
-        assert!(!stream_body(&ty("Vec<u8>")));
+        assert_eq!(body(&ty("feign_core::BodyStream")), Body::Stream);
+        assert_eq!(body(&ty("FileBody")), Body::Stream);
+        assert!(is_stream(&ty("&FileBody")));
+        assert!(!is_stream(&ty("Vec<u8>")));
         let kind = |text: &str| {
             let written = ty(text);
             let (optional, kind) = part(&written);
@@ -415,21 +462,51 @@ mod tests {
         assert_eq!(kind("Vec<Metadata>"), (false, PartKind::Json));
     }
 
+    /// The kind as `feign_core::__private` names it, with the decoded types.
+    fn named(kind: &ReturnKind<'_>) -> String {
+        let text = |written: &Written<'_>| {
+            quote::ToTokens::to_token_stream(written.ty)
+                .to_string()
+                .replace(' ', "")
+        };
+        match kind {
+            ReturnKind::Unit => "Unit".into(),
+            ReturnKind::Text => "Text".into(),
+            ReturnKind::Raw => "Raw".into(),
+            ReturnKind::Whole => "Whole".into(),
+            ReturnKind::Stream => "Stream".into(),
+            ReturnKind::Json(value) => format!("Json<{}>", text(value)),
+            ReturnKind::Entity(BodyKind::Unit) => "Entity<Unit>".into(),
+            ReturnKind::Entity(BodyKind::Text) => "Entity<Text>".into(),
+            ReturnKind::Entity(BodyKind::Raw) => "Entity<Raw>".into(),
+            ReturnKind::Entity(BodyKind::Json(value)) => format!("Entity<Json<{}>>", text(value)),
+            ReturnKind::Optional(inner) => format!("Optional<{}>", named(inner)),
+        }
+    }
+
     #[test]
     fn recognises_return_types() {
         let result_type = ty("Result<Option<String>, Error>");
         let (ok, error) = result(&result_type).unwrap();
-        assert!(matches!(decode(ok), (true, Decode::String)));
+        assert_eq!(named(&return_kind(ok)), "Optional<Text>");
         assert!(error.is_some());
         let alias = ty("Result<u8>");
         assert!(result(&alias).unwrap().1.is_none());
         assert!(result(&ty("Option<u8>")).is_none());
-        assert!(matches!(decode(&ty("()")), (false, Decode::Unit)));
-        assert!(matches!(decode(&ty("Vec<Order>")), (false, Decode::Json)));
-        assert!(matches!(
-            decode(&ty("Option<ResponseEntity<Vec<Order>>>")),
-            (true, Decode::Entity(EntityBody::Json))
-        ));
+        for (written, kind) in [
+            ("()", "Unit"),
+            ("Vec<Order>", "Json<Vec<Order>>"),
+            ("feign_core::Response", "Whole"),
+            ("Option<feign_core::StreamingResponse>", "Optional<Stream>"),
+            ("ResponseEntity<String>", "Entity<Text>"),
+            (
+                "Option<ResponseEntity<Vec<Order>>>",
+                "Optional<Entity<Json<Vec<Order>>>>",
+            ),
+            ("Option<Option<u8>>", "Optional<Json<Option<u8>>>"),
+        ] {
+            assert_eq!(named(&return_kind(&ty(written))), kind, "{written}");
+        }
     }
 
     #[test]

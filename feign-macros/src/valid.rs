@@ -193,14 +193,14 @@ fn check_param(cx: &Ctxt, method: &Method<'_>, http: &Http, index: usize) {
             cx.error_spanned_by(attr, "empty query name");
         }
         Role::Part(part) => check_part(cx, method, param, part, attr),
-        Role::Body | Role::Form if method.multipart.is_some() => {
+        Role::Body(_) | Role::Form if method.multipart.is_some() => {
             let attr_name = attr::attr_name(attr);
             cx.error_spanned_by(
                 attr,
                 format!("a #[multipart] method sends its #[part] parameters as the body: remove #[{attr_name}] or make it a #[part]"),
             );
         }
-        Role::Body | Role::Form => {
+        Role::Body(_) | Role::Form => {
             check_moved_by_value(cx, param, "body");
             check_one_body(cx, earlier, attr);
             check_body_allowed(cx, http, attr);
@@ -256,7 +256,13 @@ fn check_path_in_template(cx: &Ctxt, http: &Http, name: &str, attr: &Attribute) 
 }
 
 /// A part is moved by value, sent under `#[multipart]`, and named.
-fn check_part(cx: &Ctxt, method: &Method<'_>, param: &Param<'_>, part: &Part, attr: &Attribute) {
+fn check_part(
+    cx: &Ctxt,
+    method: &Method<'_>,
+    param: &Param<'_>,
+    part: &Part<'_>,
+    attr: &Attribute,
+) {
     check_moved_by_value(cx, param, "part");
     if method.multipart.is_none() {
         cx.error_spanned_by(
@@ -283,7 +289,7 @@ fn check_moved_by_value(cx: &Ctxt, param: &Param<'_>, what: &str) {
 fn check_one_body(cx: &Ctxt, earlier: &[Param<'_>], attr: &Attribute) {
     let taken = earlier
         .iter()
-        .any(|other| matches!(other.role, Some((Role::Body | Role::Form, _))));
+        .any(|other| matches!(other.role, Some((Role::Body(_) | Role::Form, _))));
     if taken {
         cx.error_spanned_by(
             attr,
