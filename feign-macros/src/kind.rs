@@ -10,6 +10,8 @@ use syn::Type;
 pub(crate) struct Written<'a> {
     /// As written: the generated code writes it out with its span.
     pub(crate) ty: &'a Type,
+    /// Without its references and parentheses: what a schema describes.
+    pub(crate) bare: &'a Type,
     /// Whether it mentions `impl Trait`, which cannot be written as a type argument.
     pub(crate) impl_trait: bool,
 }
@@ -22,6 +24,11 @@ pub(crate) struct Arg<'a> {
 }
 
 impl Arg<'_> {
+    /// Whether the value is an `Option`, sent only when `Some`.
+    pub(crate) fn is_option(&self) -> bool {
+        matches!(self.shape, Shape::Option(_))
+    }
+
     /// Whether the value is a collection, one pair or header value per element.
     pub(crate) fn is_many(&self) -> bool {
         matches!(self.shape, Shape::Many(_))

@@ -1,7 +1,7 @@
 //! Syntactic recognition of the types the generated code treats specially: `Option` and
 //! collections in parameters, raw, streamed and part body types, and the return types of
-//! `private.rs`. What it recognises becomes the kinds of `kind.rs`, which the model (`ast.rs`)
-//! holds.
+//! `private.rs`. Called by the model's construction only (`ast.rs`): what it recognises becomes
+//! the kinds of `kind.rs`, read from the model by the checks and the generators.
 //!
 //! Types are recognised by their last path segment, as written: a type alias hides them.
 
@@ -13,7 +13,7 @@ const STREAMING: &str = "StreamingResponse";
 const ENTITY: &str = "ResponseEntity";
 
 /// Removes references and parentheses: `&'a (T)` is `T`.
-pub(crate) fn peel(mut ty: &Type) -> &Type {
+fn peel(mut ty: &Type) -> &Type {
     loop {
         match ty {
             Type::Reference(reference) => ty = &reference.elem,
@@ -46,7 +46,7 @@ fn last_segment(ty: &Type) -> Option<(String, Vec<&Type>)> {
 }
 
 /// Whether the type mentions `impl Trait`, which cannot be written as a type argument.
-pub(crate) fn names_impl_trait(ty: &Type) -> bool {
+fn names_impl_trait(ty: &Type) -> bool {
     fn walk(tokens: proc_macro2::TokenStream) -> bool {
         tokens.into_iter().any(|tree| match tree {
             proc_macro2::TokenTree::Ident(ident) => ident == "impl",
@@ -61,6 +61,7 @@ pub(crate) fn names_impl_trait(ty: &Type) -> bool {
 pub(crate) fn written(ty: &Type) -> Written<'_> {
     Written {
         ty,
+        bare: peel(ty),
         impl_trait: names_impl_trait(ty),
     }
 }
@@ -285,96 +286,6 @@ fn nested(ty: &Type) -> Option<(&Type, &'static str)> {
             }
             args.into_iter().find_map(nested)
         }
-    }
-}
-
-/// How a `#[query]` or `#[header]` argument is sent, one level.
-pub(crate) enum Level<'a> {
-    Option(&'a Type),
-    Many,
-    One,
-}
-
-/// A raw body type, and whether it is borrowed.
-pub(crate) fn raw_body(ty: &Type) -> Option<bool> {
-    match raw(ty) {
-        Some(Body::Raw { by_ref, .. }) => Some(by_ref),
-        _ => None,
-    }
-}
-
-/// A streamed body type.
-pub(crate) fn stream_body(ty: &Type) -> bool {
-    is_stream(ty)
-}
-
-/// The first level of [`arg`].
-pub(crate) fn shape(ty: &Type) -> Level<'_> {
-    let arg = arg(ty);
-    match arg.shape {
-        Shape::Option(inner) => Level::Option(inner.ty.ty),
-        Shape::Many(_) => Level::Many,
-        Shape::One => Level::One,
-    }
-}
-
-/// The `T` of `Result<T, E>`.
-pub(crate) fn result_ok(ty: &Type) -> Option<&Type> {
-    result(ty).map(|(ok, _)| ok)
-}
-
-/// What a successful response is decoded into.
-#[derive(Clone, Copy)]
-pub(crate) enum Decode {
-    Unit,
-    String,
-    Bytes,
-    Response,
-    Json,
-    Streaming,
-    Entity(EntityBody),
-}
-
-/// How the body of a `ResponseEntity<T>` is decoded.
-#[derive(Clone, Copy)]
-pub(crate) enum EntityBody {
-    Unit,
-    String,
-    Bytes,
-    Json,
-}
-
-/// How `T` is decoded, and whether it is an `Option` (404 becomes `None`).
-pub(crate) fn decode(ok: &Type) -> (bool, Decode) {
-    match returned(ok) {
-        Returned::Option(inner) => (true, decode_inner(inner)),
-        _ => (false, decode_inner(ok)),
-    }
-}
-
-fn decode_inner(ty: &Type) -> Decode {
-    match returned(ty) {
-        Returned::Unit => Decode::Unit,
-        Returned::String => Decode::String,
-        Returned::Bytes => Decode::Bytes,
-        Returned::Response => Decode::Response,
-        Returned::Streaming => Decode::Streaming,
-        Returned::Entity(body) => Decode::Entity(match returned(body) {
-            Returned::Unit => EntityBody::Unit,
-            Returned::String => EntityBody::String,
-            Returned::Bytes => EntityBody::Bytes,
-            _ => EntityBody::Json,
-        }),
-        Returned::Option(_) | Returned::Other => Decode::Json,
-    }
-}
-
-/// The `T` of a `ResponseEntity<T>` (or `Option<ResponseEntity<T>>`).
-pub(crate) fn entity_body(ok: &Type) -> Option<&Type> {
-    match last_segment(ok)? {
-        (name, args) if name == "Option" && args.len() == 1 => entity_body(args[0]),
-        (name, args) if name == ENTITY && args.len() == 1 => Some(args[0]),
-        _ => None,
     }
 }
 
