@@ -98,6 +98,8 @@ pub(crate) enum Output<'a> {
 
 /// A method's `Result<T, E>`.
 pub(crate) struct Returns<'a> {
+    /// `Result<T, E>` as written.
+    pub(crate) written: &'a Type,
     /// What the call makes `T` from.
     pub(crate) kind: ReturnKind<'a>,
     /// A part of `T` the generated code cannot serve, and why.
@@ -112,9 +114,19 @@ impl<'a> Output<'a> {
         match ty::result(written) {
             None => Output::NotResult(written),
             Some((ok, _)) => Output::Result(Returns {
+                written,
                 kind: ty::return_kind(ok),
                 misplaced: ty::misplaced(ok),
             }),
+        }
+    }
+
+    /// The return type as written.
+    pub(crate) fn written(&self) -> Option<&'a Type> {
+        match self {
+            Output::Missing => None,
+            Output::NotResult(written) => Some(written),
+            Output::Result(returns) => Some(returns.written),
         }
     }
 

@@ -156,9 +156,9 @@ fn signature(
     let marker = &names.marker;
     let lifetime = Lifetime::new("'__feign", proc_macro2::Span::call_site());
     let (args, _) = args_type(method, &lifetime);
-    let output = match &method.original.sig.output {
-        syn::ReturnType::Type(_, ty) => quote!(#ty),
-        syn::ReturnType::Default => quote!(()),
+    let output = match method.output.written() {
+        Some(ty) => quote!(#ty),
+        None => quote!(()),
     };
     let trait_name = item.ident.unraw().to_string();
     let method_name = method.ident().unraw().to_string();
@@ -196,19 +196,13 @@ fn args_type(method: &Method<'_>, lifetime: &Lifetime) -> (TokenStream, bool) {
     (tokens, rename.borrowed)
 }
 
-/// The typed parameters with their generated names.
+/// The typed parameters' types with their generated names.
 fn parameters<'m>(method: &'m Method<'_>) -> impl Iterator<Item = (syn::Ident, &'m Type)> {
     method
-        .original
-        .sig
-        .inputs
+        .params
         .iter()
-        .filter_map(|input| match input {
-            FnArg::Typed(typed) => Some(&*typed.ty),
-            FnArg::Receiver(_) => None,
-        })
         .enumerate()
-        .map(|(index, ty)| (format_ident!("__feign_arg{}", index), ty))
+        .map(|(index, param)| (format_ident!("__feign_arg{}", index), param.arg.ty.ty))
 }
 
 /// Names every lifetime but `'static`, elided ones included, with one lifetime.
