@@ -322,11 +322,17 @@ impl<'a> Method<'a> {
         let mut options_seen =
             Slot::new("#[options] attribute: give every option in one #[options(...)]");
         let mut options = Options::default();
-        for attr in original
-            .attrs
-            .iter()
-            .filter(|attr| attr::is_method_attr(attr))
-        {
+        for attr in &original.attrs {
+            if let Some(near) = attr::misspelled_method_attr(attr) {
+                cx.error_spanned_by(
+                    attr,
+                    format!("unknown method attribute; did you mean `#[{near}]`?"),
+                );
+                continue;
+            }
+            if !attr::is_method_attr(attr) {
+                continue;
+            }
             let name = attr::attr_name(attr);
             match name.as_str() {
                 "headers" => headers.set(cx, attr, header_lines(cx, attr)),
@@ -383,10 +389,12 @@ impl<'a> Method<'a> {
         let (headers, header_templates) = headers.get().unwrap_or_default();
         Method {
             original,
-            http_written: original
-                .attrs
-                .iter()
-                .any(|attr| attr::HTTP_METHODS.contains(&attr::attr_name(attr).as_str())),
+            // A misspelled one too: it is reported already.
+            http_written: original.attrs.iter().any(|attr| {
+                let name = attr::attr_name(attr);
+                let name = attr::misspelled_method_attr(attr).unwrap_or(&name);
+                attr::HTTP_METHODS.contains(&name)
+            }),
             http: http.get(),
             headers,
             header_templates,
@@ -553,13 +561,14 @@ fn role_of<'a>(
         }
         _ if attr::is_builtin_param_attr(attr) => return None,
         _ => {
-            cx.error_spanned_by(
-                attr,
-                format!(
+            let message = match attr::nearest(&name, attr::PARAM_ATTRS) {
+                Some(near) => format!("unknown parameter attribute; did you mean `#[{near}]`?"),
+                None => format!(
                     "unknown parameter attribute; expected one of {}",
                     attr_list(attr::PARAM_ATTRS)
                 ),
-            );
+            };
+            cx.error_spanned_by(attr, message);
             return None;
         }
     };

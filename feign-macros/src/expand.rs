@@ -54,7 +54,9 @@ pub(crate) fn user_trait(item: &ItemTrait, krate: &TokenStream) -> TokenStream {
     }
     for entry in &mut item.items {
         if let TraitItem::Fn(method) = entry {
-            method.attrs.retain(|attr| !attr::is_method_attr(attr));
+            method.attrs.retain(|attr| {
+                !attr::is_method_attr(attr) && attr::misspelled_method_attr(attr).is_none()
+            });
             for input in &mut method.sig.inputs {
                 if let FnArg::Typed(typed) = input {
                     typed.attrs.retain(attr::is_builtin_param_attr);

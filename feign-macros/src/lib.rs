@@ -86,8 +86,10 @@ use proc_macro::TokenStream;
 /// Every misuse is a compile error on the token at fault: a `{var}` with no parameter, a
 /// `#[path]` parameter missing from its template, two bodies, a body on GET or HEAD, a method
 /// that is not `async` or does not take `&self`, a return type that is not a `Result`, unknown
-/// or repeated attributes and keys, a malformed header, a header the transport owns (`Host`,
-/// `Content-Length`, `Transfer-Encoding`, `Connection`) and an absolute URL in a method path.
+/// or repeated attributes and keys (a misspelled parameter or method attribute is told the one
+/// it is nearest: "did you mean `#[query]`?"), a malformed header, a header the transport owns
+/// (`Host`, `Content-Length`, `Transfer-Encoding`, `Connection`) and an absolute URL in a method
+/// path.
 #[proc_macro_attribute]
 pub fn feign_client(args: TokenStream, input: TokenStream) -> TokenStream {
     let (args, item) = (
