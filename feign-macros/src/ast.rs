@@ -100,6 +100,8 @@ pub(crate) enum Output<'a> {
 pub(crate) struct Returns<'a> {
     /// `Result<T, E>` as written.
     pub(crate) written: &'a Type,
+    /// `E`; `None` for a one-argument `Result<T>` alias.
+    pub(crate) error: Option<Written<'a>>,
     /// What the call makes `T` from.
     pub(crate) kind: ReturnKind<'a>,
     /// A part of `T` the generated code cannot serve, and why.
@@ -113,8 +115,9 @@ impl<'a> Output<'a> {
         };
         match ty::result(written) {
             None => Output::NotResult(written),
-            Some((ok, _)) => Output::Result(Returns {
+            Some((ok, error)) => Output::Result(Returns {
                 written,
+                error: error.map(ty::written),
                 kind: ty::return_kind(ok),
                 misplaced: ty::misplaced(ok),
             }),
@@ -127,6 +130,14 @@ impl<'a> Output<'a> {
             Output::Missing => None,
             Output::NotResult(written) => Some(written),
             Output::Result(returns) => Some(returns.written),
+        }
+    }
+
+    /// The `E` of `Result<T, E>`, when written.
+    pub(crate) fn error(&self) -> Option<&Written<'a>> {
+        match self {
+            Output::Result(returns) => returns.error.as_ref(),
+            _ => None,
         }
     }
 

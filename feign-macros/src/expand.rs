@@ -260,34 +260,12 @@ fn method_impl(
     };
     let kind = return_kind(krate, method.output.kind());
     let result = if fallback {
-        let trait_ident = &client.original.ident;
-        let method_ident = &sig.ident;
-        let args = method.params.iter().filter_map(|param| {
-            let ident = param.ident?;
-            let kept = kept_ident(ident);
-            Some(match param.kept {
-                Kept::Cloned => quote!(::core::option::Option::unwrap_or_default(#kept)),
-                Kept::Spent => quote!(#krate::__private::kept(#kept)),
-                Kept::No => ident.to_token_stream(),
-            })
-        });
-        quote! {
-            match __feign_res {
-                ::core::result::Result::Ok(__feign_ok) => ::core::result::Result::Ok(__feign_ok),
-                ::core::result::Result::Err(__feign_err) => {
-                    match self.core.fallback::<dyn #trait_ident>(__feign_err) {
-                        ::core::result::Result::Ok(__feign_fallback) => {
-                            __feign_fallback.#method_ident(#(#args),*).await
-                        }
-                        ::core::result::Result::Err(__feign_err) => {
-                            ::core::result::Result::Err(::core::convert::From::from(__feign_err))
-                        }
-                    }
-                }
-            }
-        }
+        with_fallback(krate, client, method)
     } else {
-        quote!(__feign_res.map_err(::core::convert::From::from))
+        match into_error(krate, method) {
+            Some(error) => quote!(__feign_res.map_err(|__feign_err| #error)),
+            None => quote!(__feign_res.map_err(::core::convert::From::from)),
+        }
     };
     quote! {
         #sig {
@@ -298,6 +276,50 @@ fn method_impl(
             #result
         }
     }
+}
+
+/// The method's result when its call failed and the client may have a fallback: the fallback's
+/// answer, or the error.
+fn with_fallback(krate: &TokenStream, client: &Client<'_>, method: &Method<'_>) -> TokenStream {
+    let trait_ident = &client.original.ident;
+    let method_ident = method.ident();
+    let args = method.params.iter().filter_map(|param| {
+        let ident = param.ident?;
+        let kept = kept_ident(ident);
+        Some(match param.kept {
+            Kept::Cloned => quote!(::core::option::Option::unwrap_or_default(#kept)),
+            Kept::Spent => quote!(#krate::__private::kept(#kept)),
+            Kept::No => ident.to_token_stream(),
+        })
+    });
+    let error = into_error(krate, method)
+        .unwrap_or_else(|| quote!(::core::convert::From::from(__feign_err)));
+    quote! {
+        match __feign_res {
+            ::core::result::Result::Ok(__feign_ok) => ::core::result::Result::Ok(__feign_ok),
+            ::core::result::Result::Err(__feign_err) => {
+                match self.core.fallback::<dyn #trait_ident>(__feign_err) {
+                    ::core::result::Result::Ok(__feign_fallback) => {
+                        __feign_fallback.#method_ident(#(#args),*).await
+                    }
+                    ::core::result::Result::Err(__feign_err) => {
+                        ::core::result::Result::Err(#error)
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// `__feign_err`, a `feign_core::Error`, as the method's error type `E` when `E` is written:
+/// through `__private::MethodError`, spanned on `E`, so an `E` that is not
+/// `From<feign_core::Error>` is reported there, as such. `None`: `From::from` does.
+fn into_error(krate: &TokenStream, method: &Method<'_>) -> Option<TokenStream> {
+    let error = method.output.error().filter(|error| !error.impl_trait)?;
+    let ty = error.ty;
+    Some(
+        quote_spanned!(ty.span()=> <#ty as #krate::__private::MethodError>::from_error(__feign_err)),
+    )
 }
 
 /// The return kind `Core::call` is typed by.
