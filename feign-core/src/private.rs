@@ -100,6 +100,9 @@
 //! `.fallback_factory(::feign_core::__private::fallback_factory::<dyn OrderService, _>(<F as Default>::default()))`,
 //! both spanned on the type as written.
 //!
+//! The call itself is spanned on the decoded type `T` of a `Json<T>` kind, so a `T` that is not
+//! `Deserialize` is reported where the user wrote it.
+//!
 //! Return kinds, chosen by the macro from the last path segment of `T` in `Result<T, E>`
 //! (`E` is any `From<feign_core::Error>`): `()` → `Unit`; `String` → `Text`; `Bytes` → `Raw`;
 //! `Response` → `Whole`; `StreamingResponse` → `Stream`; `ResponseEntity<X>` → `Entity<K>`

@@ -1,7 +1,7 @@
 //! Generation of the client: the rewritten trait, `{Trait}Client`, its builder and one method
 //! body per HTTP method, calling only `{crate}::__private`.
 
-use proc_macro2::{Literal, TokenStream};
+use proc_macro2::{Literal, Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned, ToTokens};
 use syn::spanned::Spanned;
 use syn::{FnArg, ItemTrait, TraitItem};
@@ -258,7 +258,7 @@ fn method_impl(
     } else {
         quote!(mut __feign_req)
     };
-    let kind = return_kind(krate, method.output.kind());
+    let call = call(krate, method.output.kind());
     let result = if fallback {
         with_fallback(krate, client, method)
     } else {
@@ -272,7 +272,7 @@ fn method_impl(
             static META: #krate::__private::MethodMeta = #meta;
             let #binding = self.core.request(&META);
             #(#statements)*
-            let __feign_res = self.core.call::<#kind>(__feign_req).await;
+            #call
             #result
         }
     }
@@ -322,35 +322,53 @@ fn into_error(krate: &TokenStream, method: &Method<'_>) -> Option<TokenStream> {
     )
 }
 
-/// The return kind `Core::call` is typed by.
-fn return_kind(krate: &TokenStream, kind: &ReturnKind<'_>) -> TokenStream {
-    match kind {
-        ReturnKind::Unit => quote!(#krate::__private::Unit),
-        ReturnKind::Text => quote!(#krate::__private::Text),
-        ReturnKind::Raw => quote!(#krate::__private::Raw),
-        ReturnKind::Whole => quote!(#krate::__private::Whole),
-        ReturnKind::Stream => quote!(#krate::__private::Stream),
-        ReturnKind::Json(value) => json_kind(krate, value),
-        ReturnKind::Entity(body) => {
-            let body = match body {
-                BodyKind::Unit => quote!(#krate::__private::Unit),
-                BodyKind::Text => quote!(#krate::__private::Text),
-                BodyKind::Raw => quote!(#krate::__private::Raw),
-                BodyKind::Json(value) => json_kind(krate, value),
-            };
-            quote!(#krate::__private::Entity<#body>)
-        }
-        ReturnKind::Optional(inner) => {
-            let inner = return_kind(krate, inner);
-            quote!(#krate::__private::Optional<#inner>)
-        }
-    }
+/// The one call, typed by the method's return kind. With a decoded type, the call and its
+/// kind are spanned on it, so a type that is not `Deserialize` is reported where the user wrote
+/// it.
+fn call(krate: &TokenStream, kind: &ReturnKind<'_>) -> TokenStream {
+    let span = kind
+        .decoded()
+        .map_or_else(Span::call_site, |value| value.ty.span());
+    let krate: TokenStream = krate
+        .clone()
+        .into_iter()
+        .map(|mut tree| {
+            tree.set_span(span);
+            tree
+        })
+        .collect();
+    let typed = return_kind(&krate, kind, span);
+    quote_spanned!(span=> let __feign_res = self.core.call::<#typed>(__feign_req).await;)
 }
 
-/// `Json<T>`, for a value decoded by the client's Decoder.
-fn json_kind(krate: &TokenStream, value: &Written<'_>) -> TokenStream {
-    let ty = value.ty;
-    quote!(#krate::__private::Json<#ty>)
+/// The return kind `Core::call` is typed by, spanned on `span`.
+fn return_kind(krate: &TokenStream, kind: &ReturnKind<'_>, span: Span) -> TokenStream {
+    let private = quote_spanned!(span=> #krate::__private);
+    let json = |value: &Written<'_>| {
+        let ty = value.ty;
+        quote_spanned!(span=> #private::Json<#ty>)
+    };
+    match kind {
+        ReturnKind::Unit => quote_spanned!(span=> #private::Unit),
+        ReturnKind::Text => quote_spanned!(span=> #private::Text),
+        ReturnKind::Raw => quote_spanned!(span=> #private::Raw),
+        ReturnKind::Whole => quote_spanned!(span=> #private::Whole),
+        ReturnKind::Stream => quote_spanned!(span=> #private::Stream),
+        ReturnKind::Json(value) => json(value),
+        ReturnKind::Entity(body) => {
+            let body = match body {
+                BodyKind::Unit => quote_spanned!(span=> #private::Unit),
+                BodyKind::Text => quote_spanned!(span=> #private::Text),
+                BodyKind::Raw => quote_spanned!(span=> #private::Raw),
+                BodyKind::Json(value) => json(value),
+            };
+            quote_spanned!(span=> #private::Entity<#body>)
+        }
+        ReturnKind::Optional(inner) => {
+            let inner = return_kind(krate, inner, span);
+            quote_spanned!(span=> #private::Optional<#inner>)
+        }
+    }
 }
 
 fn method_meta(

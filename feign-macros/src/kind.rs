@@ -67,6 +67,17 @@ pub(crate) enum ReturnKind<'a> {
     Optional(Box<ReturnKind<'a>>),
 }
 
+impl<'a> ReturnKind<'a> {
+    /// The type the client's Decoder makes, if any: the `T` of a `Json<T>` anywhere in the kind.
+    pub(crate) fn decoded(&self) -> Option<&Written<'a>> {
+        match self {
+            ReturnKind::Json(value) | ReturnKind::Entity(BodyKind::Json(value)) => Some(value),
+            ReturnKind::Optional(inner) => inner.decoded(),
+            _ => None,
+        }
+    }
+}
+
 /// How the body of a `ResponseEntity<T>` is read.
 pub(crate) enum BodyKind<'a> {
     Unit,
