@@ -2,8 +2,10 @@
 //! generates reaches feign-core only through `::feign_core::__private` (and `::feign_core::Builder`).
 //!
 //! The macro works in four steps, one module each: `attr` parses the attributes, `ast` builds the
-//! model of the trait (keeping every syntax node for spans), `valid` checks it and `expand`
-//! generates the client. Every mistake is collected in a `Ctxt` and reported in one compile on the
+//! model of the trait (keeping every syntax node for spans), in which each method's return kind,
+//! each parameter's role, value shape and body or part kind are decided once (`kind`, from the
+//! recognisers of `ty`), `valid` checks it, one rule per function, and `expand` (with `double`
+//! and `openapi`) generates the client from it. Every mistake is collected in a `Ctxt` and reported in one compile on the
 //! token at fault; when there is any, `fallback` still emits the trait and a stub client so the
 //! errors do not cascade through the rest of the crate.
 //!
