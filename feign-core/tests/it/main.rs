@@ -5,6 +5,9 @@
 //! no harness, so no other test may run beside it; `tests/metrics.rs` installs the process's
 //! metrics recorder before any call, as feign-core keeps a method's metric handles from its first
 //! call on.
+//!
+//! The `openapi` tests need the feature of that name: the crate's dev-dependency on itself turns
+//! it on, so `cargo test -p feign-core` runs them.
 
 mod around;
 mod bearer;
@@ -19,7 +22,6 @@ mod formats;
 mod hedging_percentile;
 mod multipart;
 mod observability;
-#[cfg(feature = "openapi")]
 mod openapi;
 mod pipeline;
 mod proptest_encoding;
