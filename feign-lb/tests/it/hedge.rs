@@ -1,5 +1,6 @@
 //! Hedged requests through the balancer: with one instance slow (500 ms) and one fast, a GET
-//! hedged after 50 ms answers from the fast one and the slow attempt is cancelled; POSTs, an
+//! hedged after 50 ms answers from the fast one and the slow attempt is cancelled; every hedge
+//! is paid for from the retry budget, so a budget of two retries pays for two hedges; POSTs, an
 //! empty retry budget and a service with no other instance mean no hedge.
 
 use std::time::{Duration, Instant};
@@ -117,5 +118,45 @@ async fn an_empty_retry_budget_means_no_hedge() {
         counters.retry_budget_exhausted,
         slow.hits() as u64,
         "{counters:?}"
+    );
+}
+
+/// A budget of two retries (nothing from the calls, one a second over a two-second window)
+/// pays for exactly two hedges: of the calls that start on the slow instance, the first two are
+/// hedged to the fast one, the next ones wait for the slow answer and count as refused by the
+/// budget (all within the window).
+#[tokio::test]
+async fn each_hedge_spends_the_retry_budget() {
+    let (slow, fast) = (slow_backend(), Backend::start());
+    let two = RetryBudget::new()
+        .percent(0.0)
+        .min_per_second(1)
+        .ttl(Duration::from_secs(2));
+    let lb = balancer(&[slow.url(), fast.url()], RetryConfig::new().budget(two));
+    let client = hedged_client(&lb);
+    // Calls until four started on the slow instance (round robin alternates, a hedge's pick
+    // moving it on too).
+    let mut calls = 0;
+    while slow.hits() < 4 {
+        assert!(
+            calls < 16,
+            "round robin started only {} calls on the slow instance",
+            slow.hits()
+        );
+        assert_eq!(client.get_order(calls).await.expect("call succeeds"), "ok");
+        calls += 1;
+    }
+    // Every call answered by the fast instance that did not start there was a hedge.
+    let started_fast = calls as usize - slow.hits();
+    assert_eq!(
+        fast.hits() - started_fast,
+        2,
+        "two hedges for a budget of two"
+    );
+    let counters = lb.counters(SVC).expect("service known");
+    assert_eq!(counters.retry_budget_exhausted, 2, "{counters:?}");
+    assert_eq!(
+        counters.discard, 2,
+        "the hedged slow attempts cancelled: {counters:?}"
     );
 }
