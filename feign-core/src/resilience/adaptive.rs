@@ -141,7 +141,9 @@ impl AdaptiveLimit {
         if samples == 0 {
             return;
         }
-        let rtt = sum as f64 / f64::from(samples);
+        // At least a nanosecond: calls too quick to measure (an in-memory service under paused
+        // time) would make the gradient 0/0 and the limit zero.
+        let rtt = (sum as f64 / f64::from(samples)).max(1.0);
         let config = &self.config;
         let now = Duration::from_nanos(now);
         let next = match controller.probe {

@@ -112,3 +112,19 @@ async fn measures_the_unloaded_latency_again() {
     );
 }
 
+/// Calls that take no measurable time (an in-memory service under paused time) make a window's
+/// latency zero: the limit stays within its bounds rather than turn into 0/0.
+#[tokio::test(start_paused = true)]
+async fn calls_that_take_no_time_keep_the_limit_within_its_bounds() {
+    let limit = AdaptiveLimit::new("instant", config());
+    for _ in 0..5 {
+        let admitted: Vec<Ticket<'_>> = (0..10).filter_map(|_| limit.enter().ok()).collect();
+        for ticket in admitted {
+            ticket.finish();
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let now = limit.current();
+    assert!((2..=40).contains(&now), "limit {now}");
+    assert!(limit.enter().is_ok(), "a call is admitted");
+}
