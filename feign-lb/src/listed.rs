@@ -15,6 +15,7 @@ use std::ops::Deref;
 
 use crate::stats::InstanceStats;
 use crate::sync::{Arc, ArcSwap, AtomicBool, Ordering};
+use crate::ServiceInstance;
 
 /// One snapshot's reference to an instance's stats.
 pub(crate) struct Listed(Arc<InstanceStats>);
@@ -68,6 +69,16 @@ impl Deref for Listed {
     fn deref(&self) -> &InstanceStats {
         &self.0
     }
+}
+
+/// The listing a rebuild keeps for `instance`: `previous`, the listing found under its id, if it
+/// lists that very instance (address, port, metadata, status: all equal), with its attempts in
+/// flight, latency and ejection state; none when the instance changed under the same id, which
+/// then starts afresh while the old listing is retired with its attempts.
+pub(crate) fn reuse(previous: Option<&Listed>, instance: &ServiceInstance) -> Option<Listed> {
+    previous
+        .filter(|listed| listed.instance == *instance)
+        .cloned()
 }
 
 /// What a new snapshot keeps of `previous` (the listed and retired instances of the snapshot it

@@ -82,12 +82,11 @@ impl Snapshot {
                 tracing::warn!(instance = %instance.instance_id(), "duplicate instance id ignored");
                 continue;
             }
-            let reused = previous
+            let listed = previous
                 .by_id
                 .get(instance.instance_id())
-                .map(|&i| &previous.stats[i as usize])
-                .filter(|s| s.instance == *instance)
-                .cloned();
+                .map(|&i| &previous.stats[i as usize]);
+            let reused = listed::reuse(listed, instance);
             let stat = reused.unwrap_or_else(|| {
                 if ramp_from != 0 {
                     state.note_ramp(ramp_from);
