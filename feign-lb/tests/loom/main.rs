@@ -1,19 +1,22 @@
-//! Model checks of feign-lb's in-flight count with loom, which runs each model under every
+//! Model checks of feign-lb's lock-free parts with loom, which runs each model under every
 //! interleaving of its threads (up to a preemption bound) and fails on the first that breaks an
 //! assertion. `swap` checks `src/listed.rs`: the listing of an instance in a snapshot, the
-//! attempts counted by its reference count, what a snapshot swap retires, and the gate that
-//! lets one caller at a time rebuild.
+//! attempts counted by its reference count, what a rebuild reuses (`listed::reuse`) and what a
+//! snapshot swap retires, and the gate that lets one caller at a time rebuild. `stride` checks
+//! `src/stride.rs`: the weighted round robin's compare-and-swap.
 //!
-//! The model compiles the real `src/listed.rs` (`#[path]`) beside a `sync` module of loom's
-//! types, where the crate has std's (`src/sync.rs`); that is why this is a binary of its own,
-//! apart from `tests/it/`. `stats` below stands in for `InstanceStats`, of which `listed.rs`
-//! reads only the listings count, and the snapshots are reduced to their version and instance
-//! lists, built as `Snapshot::build` builds them (listings reused by instance, the rest retired
-//! by `listed::retire`) through `listed::Rebuilding` as `ServiceLb::refresh` does, and published
-//! through a loom stand-in for ArcSwap (`feign-core/tests/loom/support.rs`).
+//! The models compile the real `src/listed.rs` and `src/stride.rs` (`#[path]`) beside a `sync`
+//! module of loom's types, where the crate has std's (`src/sync.rs`); that is why this is a
+//! binary of its own, apart from `tests/it/`. `stats` below stands in for `InstanceStats`, of
+//! which `listed.rs` reads only the listings count and the instance, and `ServiceInstance` for
+//! the instance, an id and a port; the snapshots are reduced to their version and instance
+//! lists, built as `Snapshot::build` builds them (each instance's listing found by its id and
+//! kept by `listed::reuse`, the rest retired by `listed::retire`) through `listed::Rebuilding` as
+//! `ServiceLb::refresh` does, and published through a loom stand-in for ArcSwap
+//! (`feign-core/tests/loom/support.rs`).
 //!
-//! Run with `cargo test -p feign-lb --test loom` (under a second, each model bounded at four
-//! preemptions). A deeper search, still seconds:
+//! Run with `cargo test -p feign-lb --test loom` (a few seconds, each model bounded at three or
+//! four preemptions). A deeper search, still seconds:
 //! `LOOM_MAX_PREEMPTIONS=6 cargo test -p feign-lb --test loom` (the variable overrides every
 //! model's bound).
 
@@ -25,7 +28,7 @@ mod support;
 mod sync {
     pub(crate) use crate::support::ArcSwap;
     #[allow(unused_imports)] // the stand-in `stats` names its own
-    pub(crate) use loom::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+    pub(crate) use loom::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
     pub(crate) use loom::sync::Arc;
 }
 
@@ -33,24 +36,36 @@ mod sync {
 #[allow(dead_code)]
 mod listed;
 
-/// What `listed.rs` reads of `InstanceStats`: the listings count (the rest is the instance
-/// and its latency and failure state, which the count does not touch).
+#[path = "../../src/stride.rs"]
+mod stride;
+
+/// `ServiceInstance`'s stand-in: what tells one instance from another, its id and its port.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct ServiceInstance {
+    id: &'static str,
+    port: u16,
+}
+
+/// What `listed.rs` reads of `InstanceStats`: the listings count and the instance (the rest is
+/// its latency and failure state, which the count does not touch).
 mod stats {
     use loom::sync::atomic::{AtomicBool, AtomicU32, Ordering};
     use loom::sync::Arc;
 
+    use crate::ServiceInstance;
+
     pub(crate) struct InstanceStats {
         pub(crate) listings: AtomicU32,
-        pub(crate) id: &'static str,
+        pub(crate) instance: ServiceInstance,
         /// Set when the stats are freed.
         freed: Arc<AtomicBool>,
     }
 
     impl InstanceStats {
-        pub(crate) fn new(id: &'static str, freed: Arc<AtomicBool>) -> InstanceStats {
+        pub(crate) fn new(instance: ServiceInstance, freed: Arc<AtomicBool>) -> InstanceStats {
             InstanceStats {
                 listings: AtomicU32::new(0),
-                id,
+                instance,
                 freed,
             }
         }
@@ -65,4 +80,5 @@ mod stats {
     }
 }
 
+mod stride_model;
 mod swap;

@@ -1,8 +1,10 @@
 //! The in-flight count across snapshot swaps: an attempt is counted exactly once by the service
 //! (neither lost nor doubled when its instance is listed again or retired), every count is back
 //! to zero once the attempts end, and a removed instance's stats are freed only once no attempt
-//! and no snapshot holds them, at the first rebuild after its last attempt. Rebuilds go through
-//! the real gate, which lets one caller rebuild at a time and builds each version once.
+//! and no snapshot holds them, at the first rebuild after its last attempt. An instance listed
+//! again under its id keeps its stats only if it is the same instance (`listed::reuse`): one
+//! that changed starts afresh while its old listing, retired, keeps its attempt. Rebuilds go
+//! through the real gate, which lets one caller rebuild at a time and builds each version once.
 
 use loom::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use loom::sync::Arc;
@@ -11,6 +13,16 @@ use loom::thread::{self, JoinHandle};
 use crate::listed::{self, Listed, Rebuilding};
 use crate::stats::InstanceStats;
 use crate::support::{check, ArcSwap};
+use crate::ServiceInstance;
+
+/// Instance `id` on `port`.
+const fn at(id: &'static str, port: u16) -> ServiceInstance {
+    ServiceInstance { id, port }
+}
+
+const A: ServiceInstance = at("a", 1);
+const B: ServiceInstance = at("b", 1);
+const C: ServiceInstance = at("c", 1);
 
 /// A snapshot reduced to what the count reads: the listed and the retired instances.
 struct Snapshot {
@@ -41,10 +53,12 @@ impl Service {
     /// Version 1, listing `a` and `b`; with flags set when their stats are freed.
     fn new() -> (Arc<Service>, [Arc<AtomicBool>; 2]) {
         let freed = [(); 2].map(|_| Arc::new(AtomicBool::new(false)));
-        let stats = ["a", "b"]
+        let stats = [A, B]
             .iter()
             .zip(&freed)
-            .map(|(id, freed)| Listed::new(Arc::new(InstanceStats::new(id, freed.clone()))))
+            .map(|(instance, freed)| {
+                Listed::new(Arc::new(InstanceStats::new(*instance, freed.clone())))
+            })
             .collect();
         let snapshot = Snapshot {
             version: 1,
@@ -59,21 +73,21 @@ impl Service {
         (Arc::new(service), freed)
     }
 
-    /// Moves to `version`, listing `ids`, as `ServiceLb::refresh` does: through the gate, each
-    /// instance still listed keeping its listing (`Snapshot::build`), the others with attempts
-    /// in flight retired.
-    fn refresh(&self, version: u64, ids: &[&'static str]) {
+    /// Moves to `version`, listing `instances`, as `ServiceLb::refresh` does: through the gate,
+    /// each instance found by its id in the current snapshot keeping its listing when
+    /// `listed::reuse` says so (`Snapshot::build`), the others with attempts in flight retired.
+    fn refresh(&self, version: u64, instances: &[ServiceInstance]) {
         let stale = |s: &Snapshot| s.version != version;
         self.rebuilding.run(&self.published, stale, |current| {
             self.builds.fetch_add(1, Ordering::Relaxed);
-            let stats: Vec<Listed> = ids
+            let stats: Vec<Listed> = instances
                 .iter()
-                .map(|id| match current.stats.iter().find(|s| s.id == *id) {
-                    Some(listed) => listed.clone(),
-                    None => {
+                .map(|instance| {
+                    let by_id = current.stats.iter().find(|s| s.instance.id == instance.id);
+                    listed::reuse(by_id, instance).unwrap_or_else(|| {
                         let freed = Arc::new(AtomicBool::new(false));
-                        Listed::new(Arc::new(InstanceStats::new(id, freed)))
-                    }
+                        Listed::new(Arc::new(InstanceStats::new(*instance, freed)))
+                    })
                 })
                 .collect();
             let listed_again = |s: &Listed| stats.iter().any(|kept| kept.same(s));
@@ -90,7 +104,11 @@ impl Service {
     /// An attempt to `id`, picked from the published snapshot.
     fn attempt(&self, id: &str) -> Arc<InstanceStats> {
         let snapshot = self.published.load();
-        let listed = snapshot.stats.iter().find(|s| s.id == id).expect("listed");
+        let listed = snapshot
+            .stats
+            .iter()
+            .find(|s| s.instance.id == id)
+            .expect("listed");
         listed.attempt()
     }
 
@@ -99,16 +117,20 @@ impl Service {
     }
 }
 
-/// A thread moving `service` to `version`, listing `ids`.
-fn refreshing(service: &Arc<Service>, version: u64, ids: &'static [&str]) -> JoinHandle<()> {
+/// A thread moving `service` to `version`, listing `instances`.
+fn refreshing(
+    service: &Arc<Service>,
+    version: u64,
+    instances: &'static [ServiceInstance],
+) -> JoinHandle<()> {
     let service = service.clone();
-    thread::spawn(move || service.refresh(version, ids))
+    thread::spawn(move || service.refresh(version, instances))
 }
 
 /// Drops `dropped` on one thread while another moves `service` to version 2 without `a`.
 fn drop_while_a_is_removed(service: &Arc<Service>, dropped: impl Send + 'static) {
     let dropper = thread::spawn(move || drop(dropped));
-    let refresher = refreshing(service, 2, &["b"]);
+    let refresher = refreshing(service, 2, &[B]);
     dropper.join().unwrap();
     refresher.join().unwrap();
 }
@@ -123,7 +145,7 @@ fn an_attempt_counts_once_across_a_swap() {
             let service = service.clone();
             thread::spawn(move || service.attempt("a"))
         };
-        let refresher = refreshing(&service, 2, &["a", "b"]);
+        let refresher = refreshing(&service, 2, &[A, B]);
         let held = picker.join().unwrap();
         refresher.join().unwrap();
         assert_eq!(service.in_flight(), 1, "the attempt lost or doubled");
@@ -146,7 +168,7 @@ fn a_removed_instance_is_kept_while_an_attempt_holds_it() {
         let held = service.attempt("a");
         drop_while_a_is_removed(&service, held);
         assert_eq!(service.in_flight(), 0);
-        service.refresh(3, &["b"]);
+        service.refresh(3, &[B]);
         assert!(service.published.load().retired.is_empty());
         let gone = freed[0].load(Ordering::SeqCst);
         assert!(gone, "stats of a removed instance kept");
@@ -169,7 +191,7 @@ fn an_attempt_in_flight_keeps_its_instance_counted() {
             "stats freed under an attempt"
         );
         drop(held);
-        service.refresh(3, &["b"]);
+        service.refresh(3, &[B]);
         assert_eq!(service.in_flight(), 0);
         assert!(freed[0].load(Ordering::SeqCst));
     });
@@ -183,8 +205,8 @@ fn concurrent_refreshes_build_a_version_once() {
     check(4, || {
         let (service, _freed) = Service::new();
         let refreshers = [
-            refreshing(&service, 2, &["a", "b", "c"]),
-            refreshing(&service, 2, &["a", "b", "c"]),
+            refreshing(&service, 2, &[A, B, C]),
+            refreshing(&service, 2, &[A, B, C]),
         ];
         for r in refreshers {
             r.join().unwrap();
@@ -196,5 +218,41 @@ fn concurrent_refreshes_build_a_version_once() {
             .stats
             .iter()
             .all(|s| s.listings.load(Ordering::Relaxed) == 1));
+    });
+}
+
+/// An attempt to `a` is in flight when the list is rebuilt with `a` on another port under the
+/// same id, while a reader drops the snapshot it picked from: the new snapshot lists fresh stats
+/// for the changed instance (a listing reused by id alone would carry the old port's latency,
+/// ejection and attempts over to the new one), retires the old listing, counts the attempt
+/// exactly once, and frees the old stats at the first rebuild after the attempt ends.
+#[test]
+fn a_changed_instance_starts_afresh_while_its_old_listing_keeps_its_attempt() {
+    const MOVED: ServiceInstance = at("a", 2);
+    check(4, || {
+        let (service, freed) = Service::new();
+        let held = service.attempt("a");
+        let reader = {
+            let snapshot = service.published.load();
+            thread::spawn(move || drop(snapshot))
+        };
+        let refresher = refreshing(&service, 2, &[MOVED, B]);
+        reader.join().unwrap();
+        refresher.join().unwrap();
+        let now = service.published.load();
+        let listed = now.stats.iter().find(|s| s.instance.id == "a").unwrap();
+        assert_eq!(listed.instance, MOVED);
+        assert!(
+            !Arc::ptr_eq(&held, &listed.attempt()),
+            "the old stats listed for the new port"
+        );
+        assert_eq!(now.retired.len(), 1, "the old listing not retired");
+        drop(now);
+        assert_eq!(service.in_flight(), 1, "the attempt lost or doubled");
+        drop(held);
+        assert_eq!(service.in_flight(), 0);
+        service.refresh(3, &[MOVED, B]);
+        assert!(service.published.load().retired.is_empty());
+        assert!(freed[0].load(Ordering::SeqCst), "the old stats kept");
     });
 }
