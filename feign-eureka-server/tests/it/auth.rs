@@ -106,7 +106,18 @@ async fn send(
     body: Option<&Value>,
     credentials: Option<(&str, &str)>,
 ) -> reqwest::Response {
-    let mut request = http()
+    send_with(&http(), method, url, body, credentials).await
+}
+
+/// [`send`] through `client`.
+async fn send_with(
+    client: &reqwest::Client,
+    method: Method,
+    url: &str,
+    body: Option<&Value>,
+    credentials: Option<(&str, &str)>,
+) -> reqwest::Response {
+    let mut request = client
         .request(method, url)
         .header("Accept", "application/json");
     if let Some(body) = body {
@@ -151,9 +162,20 @@ async fn every_endpoint_refuses_requests_without_or_with_wrong_credentials() {
     }
     requests.push((Method::GET, root.clone(), None));
     requests.push((Method::GET, format!("{root}no-such-page"), None));
-    for (method, url, body) in &requests {
+    // Each URL is tried from an address of its own (all of 127.0.0.0/8 is loopback), so that
+    // the wrong credentials stay under the per-address throttle and each answer is the 401.
+    for (n, (method, url, body)) in requests.iter().enumerate() {
+        let from = IpAddr::V4(Ipv4Addr::new(127, 0, 1, n as u8 + 1));
+        let client = reqwest::Client::builder()
+            .local_address(from)
+            .no_gzip()
+            .no_proxy()
+            .redirect(reqwest::redirect::Policy::none())
+            .build()
+            .unwrap();
         for credentials in [None, Some((USER, "guess")), Some(("intruder", PASSWORD))] {
-            let response = send(method.clone(), url, body.as_ref(), credentials).await;
+            let response =
+                send_with(&client, method.clone(), url, body.as_ref(), credentials).await;
             let what = format!("{method} {url} with {credentials:?}");
             assert_eq!(response.status(), 401, "{what}");
             assert_eq!(
