@@ -206,6 +206,7 @@ fn block(kind: &str, chart: bool, files: &[RawFile]) -> Result<Block> {
         "per-call/instructions" => per_call::instructions(one()?),
         "per-call/cpu" => per_call::cpu(one()?),
         "per-call/allocations" => per_call::allocations(one()?),
+        "per-call/change" => per_call::change(files),
         "overhead" => overhead::block(one()?),
         "vs-java/clients" => vs_java::clients(one()?),
         "vs-java/ratios" => vs_java::ratios(one()?),

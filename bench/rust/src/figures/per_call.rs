@@ -464,6 +464,79 @@ fn plus(value: f64) -> String {
     format!("{value:+.2}")
 }
 
+/// Two runs side by side, a build before a change and one after it: instructions, allocations
+/// and bytes per call of each client, and the change in instructions. `files`: before, after.
+pub fn change(files: &[RawFile]) -> Result<Block> {
+    let [before, after] = files else {
+        return Err(Error::new(format!(
+            "takes two raw files (before, after), not {}",
+            files.len()
+        )));
+    };
+    let runs = [PerCall::read(before)?, PerCall::read(after)?];
+    for (run, file) in runs.iter().zip([before, after]) {
+        if run.instructions.is_empty() {
+            return Err(Error::new(format!("{}: no `valgrind` line", file.name())));
+        }
+    }
+    let mut table = Table::new([
+        "concurrency",
+        "client",
+        "instructions per call, before",
+        "after",
+        "change",
+        "allocations per call, before",
+        "after",
+        "bytes per call, before",
+        "after",
+    ])
+    .text_columns(2);
+    let instructions = |run: &PerCall, c: usize, v: Variant| {
+        let own: Vec<f64> = run
+            .instructions
+            .iter()
+            .filter(|p| p.concurrency == c && p.variant == v)
+            .map(|p| p.per_call)
+            .collect();
+        (!own.is_empty()).then(|| median(own))
+    };
+    let allocations = |run: &PerCall, c: usize, v: Variant| {
+        let own: Vec<&Sample> = run.samples(c, v).map(|r| &r.sample).collect();
+        (
+            median(own.iter().map(|s| s.allocations_per_call())),
+            median(own.iter().map(|s| s.bytes_per_call())),
+        )
+    };
+    let [old, new] = &runs;
+    for concurrency in new.concurrencies() {
+        for variant in new.variants() {
+            let (Some(was), Some(is)) = (
+                instructions(old, concurrency, variant),
+                instructions(new, concurrency, variant),
+            ) else {
+                continue;
+            };
+            let (allocs_was, bytes_was) = allocations(old, concurrency, variant);
+            let (allocs_is, bytes_is) = allocations(new, concurrency, variant);
+            table.row([
+                concurrency.to_string(),
+                variant.label().to_owned(),
+                format!("{was:.0}"),
+                format!("{is:.0}"),
+                format!("{:+.2} %", (is / was - 1.0) * 100.0),
+                format!("{allocs_was:.2}"),
+                format!("{allocs_is:.2}"),
+                format!("{bytes_was:.0}"),
+                format!("{bytes_is:.0}"),
+            ]);
+        }
+    }
+    let note = "Instructions per call as in the instructions table above (median of the \
+                repetitions), allocations and bytes per call as in the allocations table, of \
+                two builds run one after the other on this machine: before, then after.";
+    Ok(Summary::new(table, note).into_block(&[before, after]))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -480,6 +553,17 @@ round 2 c=1 raw sample calls=100 errors=0 cpu_ns=1000000 wall_ns=2000000 allocs=
 valgrind rep 1 c=1 raw calls=200 instructions=1000 calls=1200 instructions=101000 per_call=100.0
 valgrind rep 1 c=1 feign calls=200 instructions=1000 calls=1200 instructions=104000 per_call=103.0
 ";
+
+    #[test]
+    fn a_change_sets_two_runs_side_by_side() {
+        let before = file(ROUNDS);
+        let after = file(&ROUNDS.replace("per_call=103.0", "per_call=101.97"));
+        let block = change(&[before, after]).unwrap();
+        assert!(block.markdown.contains(" 103 | "), "{}", block.markdown);
+        assert!(block.markdown.contains(" 102 | "), "{}", block.markdown);
+        assert!(block.markdown.contains("-1.00 %"), "{}", block.markdown);
+        assert!(change(&[file(ROUNDS)]).is_err());
+    }
 
     #[test]
     fn lines_read_back_as_printed() {
