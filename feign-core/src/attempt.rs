@@ -15,9 +15,10 @@ use http::header::AUTHORIZATION;
 use http::{HeaderMap, HeaderValue};
 use tokio::time::Instant;
 
+use crate::call_info::CallInfo;
 use crate::resolve::{AttemptOutcome, ChooseRequest, Chosen, Resolver};
 use crate::retry::{RetryContext, RetryDecision, RetryPolicy};
-use crate::{CallInfo, Error};
+use crate::Error;
 
 /// What the attempts of one call share.
 #[derive(Debug)]

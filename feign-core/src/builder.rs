@@ -19,21 +19,26 @@ use std::sync::Arc;
 use bytes::Bytes;
 
 use crate::client::{Client, ReqwestClient, SendOptions, TowerClient, Transport};
-use crate::codec::{Decoder, DefaultErrorDecoder, Encoder, ErrorDecoder};
+use crate::codec::DefaultErrorDecoder;
+use crate::compression::RequestCompression;
 use crate::error::BoxError;
-use crate::interceptor::{RequestInterceptor, ResponseInterceptor};
+use crate::interceptor::ResponseInterceptor;
+use crate::limits::{
+    DEFAULT_MAX_HEADER_BYTES, DEFAULT_MAX_REQUEST_TARGET_BYTES, DEFAULT_MAX_RESPONSE_BYTES,
+};
 use crate::meta::ClientMeta;
 use crate::options::{LogLevel, Options};
 use crate::pipeline::{
     build_layers, CallRequest, Compression, Core, CoreInner, Exchange, Limits, Target, Wrap,
 };
-use crate::resilience::{
-    AdaptiveLimitConfig, BulkheadConfig, CircuitBreakerConfig, FailureClassifier, Fallback,
-    FallbackFactory,
-};
+use crate::resilience::{AdaptiveLimitConfig, FailureClassifier, Fallback};
 use crate::resolve::Resolver;
-use crate::retry::{RetryPolicy, Retryer};
-use crate::{Error, RequestCompression, Response};
+use crate::retry::RetryPolicy;
+use crate::RequestInterceptor;
+use crate::Retryer;
+use crate::{BulkheadConfig, CircuitBreakerConfig, FallbackFactory};
+use crate::{Decoder, Encoder, ErrorDecoder};
+use crate::{Error, Response};
 
 /// Built clients are made from a [`Core`] by the generated `from_core`.
 pub trait FromCore: Sized {
@@ -75,19 +80,12 @@ pub struct Builder<C> {
     default_query: Vec<(String, String)>,
     resilience: crate::resilience::Settings,
     /// TLS, proxies, pool and HTTP version of the built-in transport (`builder/transport.rs`).
-    http: crate::HttpClientConfig,
+    http: crate::transport::HttpClientConfig,
     /// The live properties the client follows (`builder/live.rs`).
     #[cfg(feature = "config")]
     live: Option<feign_config::LiveConfig>,
     client_type: PhantomData<fn() -> C>,
 }
-
-/// Default cap on a response body, before and after decompression: 10 MiB.
-pub const DEFAULT_MAX_RESPONSE_BYTES: usize = 10 * 1024 * 1024;
-/// Default cap on the request target (path and query): 8 KiB.
-pub const DEFAULT_MAX_REQUEST_TARGET_BYTES: usize = 8 * 1024;
-/// Default cap on the request headers: 64 KiB.
-pub const DEFAULT_MAX_HEADER_BYTES: usize = 64 * 1024;
 
 impl<C> Builder<C> {
     pub(crate) fn new(meta: &'static ClientMeta) -> Builder<C> {
@@ -227,20 +225,20 @@ impl<C> Builder<C> {
         self
     }
 
-    /// The body encoder. Default: [`JsonEncoder`](crate::JsonEncoder).
+    /// The body encoder. Default: [`JsonEncoder`](crate::codec::JsonEncoder).
     pub fn encoder(mut self, encoder: impl Encoder) -> Self {
         self.encoder = Some(Arc::new(encoder));
         self
     }
 
-    /// The decoder of 2xx bodies. Default: [`JsonDecoder`](crate::JsonDecoder).
+    /// The decoder of 2xx bodies. Default: [`JsonDecoder`](crate::codec::JsonDecoder).
     pub fn decoder(mut self, decoder: impl Decoder) -> Self {
         self.decoder = Some(Arc::new(decoder));
         self
     }
 
     /// The decoder of every other response. Default:
-    /// [`DefaultErrorDecoder`](crate::DefaultErrorDecoder).
+    /// [`DefaultErrorDecoder`](crate::codec::DefaultErrorDecoder).
     pub fn error_decoder(mut self, error_decoder: impl ErrorDecoder) -> Self {
         self.error_decoder = Some(Arc::new(error_decoder));
         self
@@ -274,9 +272,9 @@ impl<C> Builder<C> {
         self
     }
 
-    /// Uses any `tower::Service<http::Request<`[`RequestBody`](crate::RequestBody)`>>` as the transport, or a
-    /// `tower::Service<http::Request<Bytes>>` that handles buffered bodies only (a streamed
-    /// body then fails the call before anything is sent). Default: reqwest.
+    /// Uses any `tower::Service<http::Request<`[`RequestBody`](crate::body::RequestBody)`>>` as the
+    /// transport, or a `tower::Service<http::Request<Bytes>>` that handles buffered bodies only (a
+    /// streamed body then fails the call before anything is sent). Default: reqwest.
     pub fn tower_client<S, R, B>(self, service: S) -> Self
     where
         R: crate::client::FromRequestBody,
@@ -398,8 +396,8 @@ impl<C> Builder<C> {
         self
     }
 
-    /// Decides which failed calls the circuit breaker counts as failures and a fallback
-    /// answers. Default: [`DefaultClassifier`](crate::DefaultClassifier) (5xx, timeouts and
+    /// Decides which failed calls the circuit breaker counts as failures and a fallback answers.
+    /// Default: [`DefaultClassifier`](crate::resilience::DefaultClassifier) (5xx, timeouts and
     /// connection failures; not 4xx).
     pub fn failure_classifier(mut self, classifier: impl FailureClassifier) -> Self {
         self.resilience.classifier = Some(Arc::new(classifier));

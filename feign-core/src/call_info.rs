@@ -7,8 +7,9 @@ use http::{HeaderMap, HeaderName, Method};
 pub const IDEMPOTENCY_KEY: HeaderName = HeaderName::from_static("idempotency-key");
 
 /// The call an attempt belongs to, the same for each of its attempts: the resolver reads it in
-/// [`ChooseRequest`](crate::ChooseRequest), the retry policy in
-/// [`RetryContext`](crate::RetryContext). Borrowed and `Copy`: handing it on allocates nothing.
+/// [`ChooseRequest`](crate::resolve::ChooseRequest), the retry policy in
+/// [`RetryContext`](crate::retry::RetryContext). Borrowed and `Copy`: handing it on allocates
+/// nothing.
 #[derive(Debug, Clone, Copy)]
 #[non_exhaustive]
 pub struct CallInfo<'a> {

@@ -1,5 +1,8 @@
 //! gzip on the wire: request bodies compressed above a size for chosen media types, and gzip
 //! responses decoded when the transport hands them over still compressed.
+//!
+//! [`RequestCompression`] is set with
+//! [`Builder::request_compression`](crate::Builder::request_compression).
 
 use std::io::{Read as _, Write as _};
 

@@ -20,8 +20,8 @@ pub(crate) use window::LatencyWindow;
 /// latency ([`HedgingConfig::percentile`]).
 ///
 /// Only idempotent calls with a buffered body are hedged, only through a
-/// [`Resolver`](crate::Resolver), and each hedge is asked of the retry policy
-/// ([`RetryPolicy::allow_hedge`](crate::RetryPolicy::allow_hedge)): feign-lb's balancer pays
+/// [`Resolver`](crate::resolve::Resolver), and each hedge is asked of the retry policy
+/// ([`RetryPolicy::allow_hedge`](crate::retry::RetryPolicy::allow_hedge)): feign-lb's balancer pays
 /// for it from a hedge budget of its own, a small share of the calls apart from the retry
 /// budget, and sends none while most calls are slow (an overload, not an outlier).
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -44,37 +44,52 @@
 //! # }
 //! ```
 //!
+//! The crate root holds what a first program needs; the rest is in modules, each item at one
+//! path:
+//!
+//! | module | what it holds |
+//! |---|---|
+//! | [`codec`] | the encoders and decoders beside the root's [`Encoder`], [`Decoder`], [`ErrorDecoder`] |
+//! | [`interceptor`] | request interceptors beyond auth (default headers, request ids, trace context, tokens) and response interceptors |
+//! | [`retry`] | [`RetryPolicy`](retry::RetryPolicy), what a policy sees and decides, beside the root's [`Retryer`] |
+//! | [`resilience`] | the classifier, the adaptive limit, breaker states and metric names, beside the root's [`CircuitBreakerConfig`], [`BulkheadConfig`], [`FallbackFactory`] |
+//! | [`resolve`] | [`Resolver`](resolve::Resolver) and what a pick sees and reports: the door a load balancer comes in by |
+//! | [`client`], [`transport`], [`layer`] | the transport and its settings (TLS, proxies, pool, HTTP version); what a `tower::Layer` wraps |
+//! | [`body`], [`streaming`], [`multipart`], [`compression`], [`limits`] | the body a transport receives, the reader of a streaming body, multipart parts, gzip, the default size caps |
+//! | [`redact`], [`attempt`], [`backoff`] | for crates built on feign-core: secrets out of logs, attempt bookkeeping, the backoff schedule |
+//!
 //! # The pipeline
 //!
 //! | Stage | Trait | Default | Builder method |
 //! |---|---|---|---|
 //! | Expand the template (path, query, headers, body) | compiled by the macro | values percent-encoded, checked | — |
 //! | Observe the call | a `tracing` span and `metrics` per call | on; free without a subscriber or recorder | — |
-//! | Change the request | [`RequestInterceptor`] | none; ready: [`BearerAuth`] (fixed or [refreshing](BearerAuth::refreshing)), [`BasicAuth`], [`DefaultHeaders`], [`RequestId`], [`W3cTraceparent`] | [`interceptor`](Builder::interceptor) |
-//! | Wrap the rest of the call | any `tower::Layer` over [`CallRequest`] → [`Response`] | none | [`layer`](Builder::layer) |
-//! | Compress | [`RequestCompression`] | off; the default transport decodes gzip responses | [`request_compression`](Builder::request_compression), [`response_compression`](Builder::response_compression) |
-//! | Pick the target | [`Resolver`] | the fixed URL | [`url`](Builder::url), [`load_balancer`](Builder::load_balancer) |
-//! | Encode the body | [`Encoder`] | [`JsonEncoder`]; also [`FormEncoder`] | [`encoder`](Builder::encoder) |
-//! | Send | [`Client`] | [`ReqwestClient`] (rustls, no redirects); any tower service via [`TowerClient`] | [`client`](Builder::client), [`tower_client`](Builder::tower_client) |
-//! | See each attempt's response | [`ResponseInterceptor`] | none | [`response_interceptor`](Builder::response_interceptor) |
-//! | Decode 2xx | [`Decoder`] | [`JsonDecoder`]; `()`, `String`, `Bytes`, [`Response`], [`ResponseEntity`], [`StreamingResponse`] built in | [`decoder`](Builder::decoder) |
-//! | Decode other statuses | [`ErrorDecoder`] | [`DefaultErrorDecoder`] (status, headers, 8 KiB of body, `Retry-After`) | [`error_decoder`](Builder::error_decoder) |
-//! | Retry | [`RetryPolicy`] | [`Retryer::default`] (100 ms ×1.5 to 1 s, 5 attempts, full jitter, idempotent calls only) | [`retryer`](Builder::retryer) |
-//! | Guard the whole call (off by default) | [`FailureClassifier`], [`FallbackFactory`] | no circuit breaker, no bulkhead, no fallback; when on, Resilience4j's defaults (see [`resilience`]) | [`circuit_breaker`](Builder::circuit_breaker), [`bulkhead`](Builder::bulkhead), [`adaptive_concurrency`](Builder::adaptive_concurrency), [`failure_classifier`](Builder::failure_classifier), [`fallback`](Builder::fallback), [`fallback_factory`](Builder::fallback_factory); `fallback = ..` / `fallback_factory = ..` in `#[feign_client]` |
+//! | Change the request | [`RequestInterceptor`] | none; ready: [`BearerAuth`] (fixed or [refreshing](BearerAuth::refreshing)), [`BasicAuth`], [`interceptor::DefaultHeaders`], [`interceptor::RequestId`], [`interceptor::W3cTraceparent`] | [`interceptor`](Builder::interceptor) |
+//! | Wrap the rest of the call | any `tower::Layer` over [`layer::CallRequest`] → [`Response`] | none | [`layer`](Builder::layer) |
+//! | Compress | [`compression::RequestCompression`] | off; the default transport decodes gzip responses | [`request_compression`](Builder::request_compression), [`response_compression`](Builder::response_compression) |
+//! | Pick the target | [`resolve::Resolver`] | the fixed URL | [`url`](Builder::url), [`load_balancer`](Builder::load_balancer) |
+//! | Encode the body | [`Encoder`] | [`codec::JsonEncoder`]; also [`codec::FormEncoder`] | [`encoder`](Builder::encoder) |
+//! | Send | [`client::Client`] | [`client::ReqwestClient`] (rustls, no redirects); any tower service via [`client::TowerClient`] | [`client`](Builder::client), [`tower_client`](Builder::tower_client) |
+//! | See each attempt's response | [`interceptor::ResponseInterceptor`] | none | [`response_interceptor`](Builder::response_interceptor) |
+//! | Decode 2xx | [`Decoder`] | [`codec::JsonDecoder`]; `()`, `String`, `Bytes`, [`Response`], [`ResponseEntity`], [`StreamingResponse`] built in | [`decoder`](Builder::decoder) |
+//! | Decode other statuses | [`ErrorDecoder`] | [`codec::DefaultErrorDecoder`] (status, headers, 8 KiB of body, `Retry-After`) | [`error_decoder`](Builder::error_decoder) |
+//! | Retry | [`retry::RetryPolicy`] | [`Retryer::default`] (100 ms ×1.5 to 1 s, 5 attempts, full jitter, idempotent calls only) | [`retryer`](Builder::retryer) |
+//! | Guard the whole call (off by default) | [`resilience::FailureClassifier`], [`FallbackFactory`] | no circuit breaker, no bulkhead, no fallback; when on, Resilience4j's defaults (see [`resilience`]) | [`circuit_breaker`](Builder::circuit_breaker), [`bulkhead`](Builder::bulkhead), [`adaptive_concurrency`](Builder::adaptive_concurrency), [`failure_classifier`](Builder::failure_classifier), [`fallback`](Builder::fallback), [`fallback_factory`](Builder::fallback_factory); `fallback = ..` / `fallback_factory = ..` in `#[feign_client]` |
 //! | Log | `tracing`, target `feign_core` | [`LogLevel::None`] | [`log_level`](Builder::log_level) |
 //!
 //! Every strategy is an object-safe `Send + Sync` trait stored as an `Arc<dyn …>`, with a
-//! closure adapter ([`interceptor_fn`], [`encoder_fn`], [`decoder_fn`], [`error_decoder_fn`],
-//! [`retry_fn`], [`client_fn`]).
+//! closure adapter ([`interceptor::interceptor_fn`], [`codec::encoder_fn`],
+//! [`codec::decoder_fn`], [`codec::error_decoder_fn`], [`retry::retry_fn`],
+//! [`client::client_fn`]).
 //!
 //! # Request bodies
 //!
 //! A `#[body]` is JSON through the [`Encoder`], sent as it is for `String`, `Vec<u8>` and
 //! [`Bytes`], or streamed for a [`BodyStream`] (chunked, or with its length) and a [`FileBody`]
 //! (read from disk as it goes out). A `#[multipart]` method sends its `#[part]` parameters as
-//! `multipart/form-data` (see [`multipart`]). A [`Client`] receives a [`RequestBody`]: buffered
-//! bytes, which every attempt can send, or a stream that can be read once; a call is never
-//! retried once its streamed body has started to go out.
+//! `multipart/form-data` (see [`multipart`]). A [`client::Client`] receives a
+//! [`body::RequestBody`]: buffered bytes, which every attempt can send, or a stream that can be
+//! read once; a call is never retried once its streamed body has started to go out.
 //!
 //! # Observability
 //!
@@ -91,7 +106,7 @@
 //! | `error.type`, `otel.status_code` | the status (`503`) or the failure kind (`timeout`, `connect`, `transport`, `body`, `no_instance`, `interceptor`...); `ERROR` |
 //! | `http.request.resend_count` | retries, when there were any |
 //! | `feign.client`, `feign.method_key` | the service name; `OrderService#get_order` |
-//! | `trace_id`, `span_id` | set by [`W3cTraceparent`]: the ids sent in `traceparent` |
+//! | `trace_id`, `span_id` | set by [`interceptor::W3cTraceparent`]: the ids sent in `traceparent` |
 //!
 //! Argument values, query values and credentials never reach a span. A span exists only when a
 //! subscriber wants it: otherwise the cost is one atomic load.
@@ -155,7 +170,7 @@
 //! | `retryer`: `feign.Retryer.Default` or `feign.Retryer.NEVER_RETRY` | [`Builder::retryer`] with [`Retryer::default`] or [`Retryer::never`] |
 //! | `dismiss404` | [`Builder::dismiss_404`] |
 //! | `url` | [`Builder::url`] |
-//! | `ssl-bundle` | the Spring Boot PEM SSL bundle of that name: [`Builder::tls`] with [`Tls::from_ssl_bundle`] |
+//! | `ssl-bundle` | the Spring Boot PEM SSL bundle of that name: [`Builder::tls`] with [`transport::Tls::from_ssl_bundle`] |
 //! | `hedging.enabled` | [`Builder::hedging`] on (with `hedging.delay`, or the delay set in code) or off; without it the keys below only change hedging set in code |
 //! | `hedging.delay` (ms, or `50ms`, `PT0.05S`) | [`HedgingConfig::after`] |
 //! | `hedging.max-hedges` (1 to 10) | [`HedgingConfig::max_hedges`] |
@@ -171,22 +186,22 @@
 //!
 //! | property (under `httpclient.`) | builder setting |
 //! |---|---|
-//! | `disable-ssl-validation` | [`Tls::danger_accept_invalid_certs`] (and a warning at build) |
+//! | `disable-ssl-validation` | [`transport::Tls::danger_accept_invalid_certs`] (and a warning at build) |
 //! | `max-connections-per-route` | [`Builder::pool_max_idle_per_host`]: the idle connections kept per host (Apache caps all connections; hyper does not) |
 //! | `time-to-live`, `time-to-live-unit` (`SECONDS` by default) | [`Builder::pool_idle_timeout`], as Spring's OkHttp pool reads it |
 //! | `connection-timeout` (ms) | [`Options::connect_timeout`] |
 //! | `follow-redirects` | [`Options::follow_redirects`] |
 //! | `hc5.socket-timeout`, `hc5.socket-timeout-unit`; `ok-http.read-timeout` | [`Options::read_timeout`] |
-//! | `ok-http.protocols`: `[H2_PRIOR_KNOWLEDGE]`, `[HTTP_1_1]`, or `HTTP_2` with `HTTP_1_1` | [`Builder::http_protocol`]: [`HttpProtocol::Http2PriorKnowledge`], [`HttpProtocol::Http1Only`], [`HttpProtocol::Auto`] |
-//! | `http2.version`: `HTTP_2`, `HTTP_1_1` | [`HttpProtocol::Auto`], [`HttpProtocol::Http1Only`] |
-//! | `ssl-bundle`, `hc5.ssl-bundle` | every client's [`Tls`], from the named PEM bundle |
+//! | `ok-http.protocols`: `[H2_PRIOR_KNOWLEDGE]`, `[HTTP_1_1]`, or `HTTP_2` with `HTTP_1_1` | [`Builder::http_protocol`]: [`transport::HttpProtocol::Http2PriorKnowledge`], [`transport::HttpProtocol::Http1Only`], [`transport::HttpProtocol::Auto`] |
+//! | `http2.version`: `HTTP_2`, `HTTP_1_1` | [`transport::HttpProtocol::Auto`], [`transport::HttpProtocol::Http1Only`] |
+//! | `ssl-bundle`, `hc5.ssl-bundle` | every client's [`transport::Tls`], from the named PEM bundle |
 //! | `max-connections` | checked and warned about: the pool has no total cap; a bulkhead caps concurrent calls |
 //! | `enabled`, `hc5.enabled`, `connection-timer-repeat`, `hc5.pool-concurrency-policy`, `hc5.pool-reuse-policy`, `hc5.connection-request-timeout(-unit)` | checked and accepted, no effect: they choose or tune Apache's client, and hyper's pool neither sweeps on a timer nor makes calls wait for a connection |
 //!
 //! Spring Boot's PEM SSL bundles (`spring.ssl.bundle.pem.<name>.*`: `truststore.certificate`,
 //! `keystore.certificate`, `keystore.private-key`, `keystore.private-key-password`,
-//! `options.enabled-protocols`) are read as [`Tls::from_ssl_bundle`] describes; JKS bundles and
-//! `options.ciphers` are errors saying so.
+//! `options.enabled-protocols`) are read as [`transport::Tls::from_ssl_bundle`] describes; JKS
+//! bundles and `options.ciphers` are errors saying so.
 //!
 //! `spring.cloud.openfeign.client.default-config` renames the `default` section.
 //!
@@ -210,9 +225,10 @@
 //!   `capabilities`, …), Resilience4j's `record-exceptions` and predicates (use
 //!   [`Builder::failure_classifier`]), and `oauth2.enabled: true`: OAuth2 is not supported
 //!   yet, and a client that started without its tokens would fail every call, so it does not
-//!   start (send tokens with [`BearerAuth::refreshing`] and a [`TokenProvider`]);
-//! - any other key is an error naming the nearest known key:
-//!   `` `spring.cloud.openfeign.compresion.request.enabled` in application.yml: unknown property, did you mean `spring.cloud.openfeign.compression.request.enabled`? ``
+//!   start (send tokens with [`BearerAuth::refreshing`] and a [`interceptor::TokenProvider`]);
+//! - any other key is an error naming the nearest known key: ``
+//!   `spring.cloud.openfeign.compresion.request.enabled` in application.yml: unknown property, did
+//!   you mean `spring.cloud.openfeign.compression.request.enabled`? ``
 //!
 //! The table lists every key with its reason; it is the one list of the keys feign-core
 //! accepts and ignores.
@@ -226,9 +242,9 @@
 //!
 //! | property | builder setting |
 //! |---|---|
-//! | `spring.cloud.openfeign.compression.request.enabled` | [`Builder::request_compression`] with [`RequestCompression::default`] (`false` removes one set in code) |
-//! | `spring.cloud.openfeign.compression.request.mime-types` (a list) | [`RequestCompression::mime_types`] |
-//! | `spring.cloud.openfeign.compression.request.min-request-size` (bytes) | [`RequestCompression::min_request_size`] |
+//! | `spring.cloud.openfeign.compression.request.enabled` | [`Builder::request_compression`] with [`compression::RequestCompression::default`] (`false` removes one set in code) |
+//! | `spring.cloud.openfeign.compression.request.mime-types` (a list) | [`compression::RequestCompression::mime_types`] |
+//! | `spring.cloud.openfeign.compression.request.min-request-size` (bytes) | [`compression::RequestCompression::min_request_size`] |
 //! | `spring.cloud.openfeign.compression.response.enabled` | [`Builder::response_compression`] |
 //!
 //! ## Circuit breaker and bulkhead properties
@@ -238,21 +254,21 @@
 //! method as in Spring; `false` removes one set in code. `group.enabled` is accepted and changes
 //! nothing: Spring keeps a breaker per method with it too and looks their settings up under the
 //! client's name (`configs.<service>` below), which feign-rs always does. A breaker shared by
-//! the whole client is [`BreakerScope::PerClient`], set in code.
+//! the whole client is [`resilience::BreakerScope::PerClient`], set in code.
 //!
 //! Resilience4j's Spring Boot properties set the breaker, the bulkhead and the time limit, each
 //! later section over the earlier: `resilience4j.circuitbreaker.configs.default.*`, then
 //! `resilience4j.circuitbreaker.configs.<service>.*` (Spring's group config; `<service>` is the
 //! service name the client was declared with, relaxed), then
-//! `resilience4j.circuitbreaker.instances.<service>.*`, and likewise under
-//! `resilience4j.bulkhead` and `resilience4j.timelimiter`. Any `resilience4j.bulkhead` property for the client but the
-//! `adaptive.*` ones turns its bulkhead on; `adaptive.enabled: true` turns the adaptive
-//! concurrency limit on (alone, or inside the bulkhead), whose other `adaptive.*` settings are
-//! only checked while it is off; the breaker and time limiter settings apply to a breaker
-//! switched on above or set in code, and are only checked otherwise (in Spring the time limiter
-//! is part of the Resilience4j circuit breaker around the call). Sections of other names (a
-//! method's breaker name among them: Spring without `group.enabled` looks a method's limits up
-//! under `FooClient#bar()`; feign-rs's limits are per client) are checked, not applied.
+//! `resilience4j.circuitbreaker.instances.<service>.*`, and likewise under `resilience4j.bulkhead`
+//! and `resilience4j.timelimiter`. Any `resilience4j.bulkhead` property for the client but the
+//! `adaptive.*` ones turns its bulkhead on; `adaptive.enabled: true` turns the adaptive concurrency
+//! limit on (alone, or inside the bulkhead), whose other `adaptive.*` settings are only checked
+//! while it is off; the breaker and time limiter settings apply to a breaker switched on above or
+//! set in code, and are only checked otherwise (in Spring the time limiter is part of the
+//! Resilience4j circuit breaker around the call). Sections of other names (a method's breaker name
+//! among them: Spring without `group.enabled` looks a method's limits up under `FooClient#bar()`;
+//! feign-rs's limits are per client) are checked, not applied.
 //!
 //! | `resilience4j.` module | setting (after `configs.default.`, `configs.<service>.` or `instances.<service>.`) | builder setting |
 //! |---|---|---|
@@ -268,9 +284,9 @@
 //! | `bulkhead` | `max-concurrent-calls` | [`BulkheadConfig::max_concurrent_calls`] |
 //! | `bulkhead` | `max-wait-duration` (ms, or `5s`, `PT5S`) | [`BulkheadConfig::max_wait_duration`] |
 //! | `bulkhead` | `adaptive.enabled` (feign-rs's own) | [`Builder::adaptive_concurrency`] on or off |
-//! | `bulkhead` | `adaptive.initial-limit`, `adaptive.min-limit`, `adaptive.max-limit` | [`AdaptiveLimitConfig::initial_limit`], [`min_limit`](AdaptiveLimitConfig::min_limit), [`max_limit`](AdaptiveLimitConfig::max_limit) |
-//! | `bulkhead` | `adaptive.sample-window`, `adaptive.min-rtt-refresh` (ms, or `100ms`, `PT60S`) | [`AdaptiveLimitConfig::sample_window`], [`min_rtt_refresh`](AdaptiveLimitConfig::min_rtt_refresh) |
-//! | `bulkhead` | `adaptive.min-samples`, `adaptive.tolerance`, `adaptive.smoothing` | [`AdaptiveLimitConfig::min_samples`], [`tolerance`](AdaptiveLimitConfig::tolerance), [`smoothing`](AdaptiveLimitConfig::smoothing) |
+//! | `bulkhead` | `adaptive.initial-limit`, `adaptive.min-limit`, `adaptive.max-limit` | [`resilience::AdaptiveLimitConfig::initial_limit`], [`min_limit`](resilience::AdaptiveLimitConfig::min_limit), [`max_limit`](resilience::AdaptiveLimitConfig::max_limit) |
+//! | `bulkhead` | `adaptive.sample-window`, `adaptive.min-rtt-refresh` (ms, or `100ms`, `PT60S`) | [`resilience::AdaptiveLimitConfig::sample_window`], [`min_rtt_refresh`](resilience::AdaptiveLimitConfig::min_rtt_refresh) |
+//! | `bulkhead` | `adaptive.min-samples`, `adaptive.tolerance`, `adaptive.smoothing` | [`resilience::AdaptiveLimitConfig::min_samples`], [`tolerance`](resilience::AdaptiveLimitConfig::tolerance), [`smoothing`](resilience::AdaptiveLimitConfig::smoothing) |
 //! | `timelimiter` | `timeout-duration` (ms, or `1s`, `PT1S`) | [`Options::total_timeout`]: the deadline of the whole call, retries included, as Resilience4j's time limiter bounds the Feign call; a call past it fails with [`Error::is_timeout`] |
 //! | `timelimiter` | `cancel-running-future`: `true` (what happens: the call is dropped) | — |
 //! | all three | `base-config`: `default` only (every section inherits it anyway) | — |
@@ -289,7 +305,7 @@
 //! TLS is always rustls (ring), and gzip responses are always decoded. [`Builder::tls`],
 //! [`Builder::proxy`], [`Builder::pool_idle_timeout`], [`Builder::pool_max_idle_per_host`] and
 //! [`Builder::http_protocol`] set a client's CA, mutual-TLS identity, TLS versions, proxies,
-//! pool and HTTP version ([`HttpClientConfig`] holds them all).
+//! pool and HTTP version ([`transport::HttpClientConfig`] holds them all).
 //!
 //! A method parameter must be bound by the template: a `{var}` without a `#[path]` parameter
 //! does not compile.
@@ -306,14 +322,14 @@
 
 pub mod attempt;
 pub mod backoff;
-mod body;
+pub mod body;
 mod builder;
 mod call_info;
-mod client;
+pub mod client;
 #[doc(hidden)]
 pub mod clock;
-mod codec;
-mod compression;
+pub mod codec;
+pub mod compression;
 mod cow_map;
 mod credential;
 #[cfg(feature = "test-double")]
@@ -323,20 +339,22 @@ mod error;
 mod escape;
 mod headers;
 mod hedging;
-mod interceptor;
+pub mod interceptor;
+pub mod layer;
+pub mod limits;
 mod log;
 mod meta;
 pub mod multipart;
 mod options;
 mod pipeline;
-mod redact;
+pub mod redact;
 pub mod resilience;
-mod resolve;
+pub mod resolve;
 mod response;
-mod retry;
-mod streaming;
+pub mod retry;
+pub mod streaming;
 mod sync;
-mod transport;
+pub mod transport;
 
 #[doc(hidden)]
 #[path = "private.rs"]
@@ -344,48 +362,24 @@ pub mod __private;
 
 pub use feign_macros::feign_client;
 
-pub use body::{BodyStream, FileBody, RequestBody};
-pub use builder::{
-    Builder, DEFAULT_MAX_HEADER_BYTES, DEFAULT_MAX_REQUEST_TARGET_BYTES, DEFAULT_MAX_RESPONSE_BYTES,
-};
-pub use call_info::{CallInfo, IDEMPOTENCY_KEY};
-pub use client::{
-    client_fn, reqwest_builder, Client, FnClient, FromRequestBody, ReqwestClient, ResponseBody,
-    SendOptions, TowerClient,
-};
-pub use codec::{
-    decoder_fn, encoder_fn, error_decoder_fn, parse_retry_after, DecodeTarget, Decoder,
-    DefaultErrorDecoder, Encoder, ErrorDecoder, FnDecoder, FnEncoder, FnErrorDecoder, FormEncoder,
-    JsonDecoder, JsonEncoder,
-};
-pub use compression::{RequestCompression, DEFAULT_MIN_REQUEST_SIZE};
+pub use body::file::FileBody;
+pub use body::stream::BodyStream;
+pub use builder::Builder;
+pub use codec::decoder::Decoder;
+pub use codec::encoder::Encoder;
+pub use codec::error_decoder::ErrorDecoder;
 pub use entity::ResponseEntity;
 pub use error::{BoxError, Error};
 pub use hedging::HedgingConfig;
-pub use interceptor::{
-    interceptor_fn, token_provider_fn, AccessToken, BasicAuth, BearerAuth, DefaultHeaders,
-    FnInterceptor, FnTokenProvider, RequestId, RequestInterceptor, RequestTemplate, TokenProvider,
-    TraceContext, TraceContextProvider, W3cTraceparent, TRACEPARENT, TRACESTATE,
-};
-pub use interceptor::{
-    response_interceptor_fn, FnResponseInterceptor, ResponseContext, ResponseInterceptor,
-};
+pub use interceptor::auth::{BasicAuth, BearerAuth};
+pub use interceptor::request::RequestInterceptor;
+pub use interceptor::template::RequestTemplate;
 pub use options::{LogLevel, Options};
-pub use pipeline::CallRequest;
-pub use redact::{
-    headers as redact_headers, is_sensitive as is_sensitive_header, split_basic_auth,
-    split_userinfo, url as redact_url, Credentials,
-};
-pub use resilience::{
-    classifier_fn, AdaptiveLimitConfig, BreakerScope, BulkheadConfig, CircuitBreakerConfig,
-    CircuitState, Classification, ClassifierFn, DefaultClassifier, FailureClassifier,
-    FallbackFactory, StateTransition,
-};
-pub use resolve::{AttemptOutcome, CallObserver, ChooseRequest, Chosen, InstanceHandle, Resolver};
+pub use resilience::config::{BulkheadConfig, CircuitBreakerConfig};
+pub use resilience::fallback::FallbackFactory;
 pub use response::Response;
-pub use retry::{retry_fn, FnRetryPolicy, RetryContext, RetryDecision, RetryPolicy, Retryer};
-pub use streaming::{StreamingReader, StreamingResponse};
-pub use transport::{HttpClientConfig, HttpProtocol, Proxy, Tls, TlsVersion};
+pub use retry::retryer::Retryer;
+pub use streaming::response::StreamingResponse;
 
 /// Spring-style configuration (feature `config`): the [`feign_config`] crate, whose
 /// `Config` [`Builder::config`] reads.

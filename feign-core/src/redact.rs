@@ -22,7 +22,7 @@ pub(crate) const MASK: &str = "***";
 ///
 /// ```
 /// assert_eq!(
-///     feign_core::redact_url("http://user:pw@eureka:8761/eureka?token=t&x=1").to_string(),
+///     feign_core::redact::url("http://user:pw@eureka:8761/eureka?token=t&x=1").to_string(),
 ///     "http://user:***@eureka:8761/eureka?token=***&x=1"
 /// );
 /// ```
@@ -79,7 +79,7 @@ impl fmt::Debug for Credentials {
 /// start) to the first `/`, `?` or `#`. A URL without userinfo comes back borrowed.
 ///
 /// ```
-/// let (url, credentials) = feign_core::split_userinfo("http://app:p%40ss@127.0.0.1:8761/eureka/");
+/// let (url, credentials) = feign_core::redact::split_userinfo("http://app:p%40ss@127.0.0.1:8761/eureka/");
 /// assert_eq!(url, "http://127.0.0.1:8761/eureka/");
 /// let credentials = credentials.unwrap();
 /// assert_eq!((credentials.username(), credentials.password()), ("app", "p@ss"));
@@ -154,7 +154,7 @@ impl Userinfo {
 /// let mut headers = http::HeaderMap::new();
 /// headers.insert("authorization", "Bearer s3cret".parse().unwrap());
 /// headers.insert("x-tenant", "acme".parse().unwrap());
-/// let shown = format!("{:?}", feign_core::redact_headers(&headers));
+/// let shown = format!("{:?}", feign_core::redact::headers(&headers));
 /// assert_eq!(shown, r#"{"authorization": ***, "x-tenant": "acme"}"#);
 /// ```
 pub fn headers(headers: &HeaderMap) -> impl fmt::Debug + '_ {

@@ -3,6 +3,9 @@
 //! feign-core knows nothing of discovery. A client built with a [`Resolver`] asks it, once per
 //! attempt, for an instance of its service; feign-lb implements this trait over instance
 //! suppliers and balancing policies.
+//!
+//! What every attempt of one call shares, the resolver and the retry policy read as a
+//! [`CallInfo`]; a request carrying [`IDEMPOTENCY_KEY`] counts as idempotent whatever its method.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -10,7 +13,9 @@ use std::time::Duration;
 use http::{HeaderMap, Method, StatusCode};
 use tokio::time::Instant;
 
-use crate::{CallInfo, Error};
+pub use crate::call_info::{CallInfo, IDEMPOTENCY_KEY};
+
+use crate::Error;
 
 /// Picks the instance that one attempt of a call goes to.
 ///
@@ -19,7 +24,7 @@ use crate::{CallInfo, Error};
 /// attempt, passing every instance already tried in that call so a retry can avoid them.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` cannot resolve service names to instances",
-    note = "implement `feign_core::Resolver`, or use `feign_lb::LoadBalancer`"
+    note = "implement `feign_core::resolve::Resolver`, or use `feign_lb::LoadBalancer`"
 )]
 pub trait Resolver: Send + Sync + 'static {
     /// Chooses an instance for one attempt, or fails with an error that names the service and
@@ -28,7 +33,7 @@ pub trait Resolver: Send + Sync + 'static {
 
     /// A retry policy for `service` that replaces the client's default one when the builder was
     /// not given one explicitly. `None` (the default) keeps the client's.
-    fn retry_policy(&self, service: &str) -> Option<Arc<dyn crate::RetryPolicy>> {
+    fn retry_policy(&self, service: &str) -> Option<Arc<dyn crate::retry::RetryPolicy>> {
         let _ = service;
         None
     }

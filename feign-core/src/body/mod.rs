@@ -1,8 +1,11 @@
-//! Request bodies: buffered bytes (the common case, replayable) or a one-shot stream.
+//! The body a transport receives: [`RequestBody`], which a [`Client`](crate::client::Client) is
+//! given (buffered bytes, which every attempt can send, or a stream read once).
+//!
+//! The bodies a method sends, [`BodyStream`] and [`FileBody`], are at the crate root.
 
-mod file;
+pub(crate) mod file;
 mod one_shot;
-mod stream;
+pub(crate) mod stream;
 
 use std::fmt;
 use std::pin::Pin;
@@ -14,12 +17,12 @@ use http_body::{Frame, SizeHint};
 
 use crate::error::BoxError;
 
-pub use file::FileBody;
 pub(crate) use one_shot::OneShot;
-pub use stream::BodyStream;
 
-/// The body of a request as a [`Client`](crate::Client) receives it: buffered bytes, which any
-/// attempt can send again at the cost of a reference count, or a stream that can be read once
+use crate::{BodyStream, FileBody};
+
+/// The body of a request as a [`Client`](crate::client::Client) receives it: buffered bytes, which
+/// any attempt can send again at the cost of a reference count, or a stream that can be read once
 /// ([`BodyStream`], [`FileBody`], a multipart body with a file part).
 ///
 /// It is an [`http_body::Body`] whose [`size_hint`](http_body::Body::size_hint) is exact when

@@ -7,8 +7,8 @@ use feign_config::{relaxed, Config, ConfigError, DurationUnit, Property};
 
 use super::Builder;
 use crate::options::LogLevel;
-use crate::retry::Retryer;
 use crate::Error;
+use crate::Retryer;
 
 pub(super) use keys::KEYS;
 

@@ -16,7 +16,8 @@ use feign_config::{relaxed, Config, ConfigError, DurationUnit, Property};
 
 use super::config::KEYS;
 use super::Builder;
-use crate::resilience::{AdaptiveLimitConfig, BulkheadConfig, CircuitBreakerConfig};
+use crate::resilience::AdaptiveLimitConfig;
+use crate::{BulkheadConfig, CircuitBreakerConfig};
 
 /// The switch's prefixes, older first so that the Spring Cloud 4 names win.
 const SWITCH_PREFIXES: [&str; 2] = [

@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use super::Builder;
-use crate::{HttpClientConfig, HttpProtocol, Proxy, Tls};
+use crate::transport::{HttpClientConfig, HttpProtocol, Proxy, Tls};
 
 impl<C> Builder<C> {
     /// TLS settings: trusted CAs, a client certificate for mutual TLS, protocol versions.

@@ -8,7 +8,7 @@ use feign_config::{relaxed, Config, ConfigError, DurationUnit, Property};
 
 use super::config::KEYS;
 use super::Builder;
-use crate::{HttpProtocol, Tls};
+use crate::transport::{HttpProtocol, Tls};
 
 /// The shared HTTP client's prefixes, older first so that the Spring Cloud 4 names win.
 const HTTPCLIENT: [&str; 2] = ["feign.httpclient", "spring.cloud.openfeign.httpclient"];

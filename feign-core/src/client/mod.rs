@@ -1,4 +1,8 @@
 //! The transport: sends one request and returns the response head with a streaming body.
+//!
+//! [`ReqwestClient`] is every client's default (rustls, no redirects); [`TowerClient`] puts any
+//! tower service in its place, and [`client_fn`] a closure. A [`Client`] of one's own is set
+//! with [`Builder::client`](crate::Builder::client).
 
 mod reqwest_client;
 mod tower_client;
@@ -37,7 +41,7 @@ pub type ResponseBody = http_body_util::combinators::UnsyncBoxBody<Bytes, BoxErr
 #[async_trait]
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not an HTTP client",
-    note = "implement `feign_core::Client`, use `.tower_client(service)`, or wrap a closure with `feign_core::client_fn`"
+    note = "implement `feign_core::client::Client`, use `.tower_client(service)`, or wrap a closure with `feign_core::client::client_fn`"
 )]
 pub trait Client: Send + Sync + 'static {
     /// Sends `request` and returns once the response head has arrived.
@@ -66,7 +70,7 @@ impl FromRequestBody for Bytes {
     fn from_request_body(body: RequestBody) -> Result<Self, Error> {
         body.into_bytes().map_err(|_| {
             Error::request(
-                "this transport takes buffered bodies only (http::Request<Bytes>): a streamed body needs one that takes http::Request<feign_core::RequestBody>",
+                "this transport takes buffered bodies only (http::Request<Bytes>): a streamed body needs one that takes http::Request<feign_core::body::RequestBody>",
             )
         })
     }

@@ -9,7 +9,8 @@ use http_body_util::BodyExt;
 use super::url_cache::UrlCache;
 use super::{Client, ResponseBody, SendOptions};
 use crate::body::RequestBody;
-use crate::{Error, HttpClientConfig};
+use crate::transport::HttpClientConfig;
+use crate::Error;
 
 /// Most same-origin redirects followed when following is on.
 const MAX_REDIRECTS: usize = 5;
@@ -95,10 +96,10 @@ impl Default for ReqwestClient {
 /// ```
 /// use std::time::Duration;
 ///
-/// let client = feign_core::reqwest_builder(Duration::from_secs(2), None, Some(Duration::from_secs(10)))
+/// let client = feign_core::client::reqwest_builder(Duration::from_secs(2), None, Some(Duration::from_secs(10)))
 ///     .user_agent("my-service")
 ///     .build()?;
-/// let transport = feign_core::ReqwestClient::from_reqwest(client);
+/// let transport = feign_core::client::ReqwestClient::from_reqwest(client);
 /// # Ok::<(), reqwest::Error>(())
 /// ```
 pub fn reqwest_builder(

@@ -13,7 +13,7 @@ use crate::{Error, Response};
 /// any `T: DeserializeOwned`; the default, [`JsonDecoder`], is called without erasure.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not a body decoder",
-    note = "implement `feign_core::Decoder`, or wrap a closure with `feign_core::decoder_fn`"
+    note = "implement `feign_core::Decoder`, or wrap a closure with `feign_core::codec::decoder_fn`"
 )]
 pub trait Decoder: Send + Sync + 'static {
     /// Decodes `response` by handing a `serde` deserializer over its body to `target`.

@@ -14,7 +14,7 @@ use crate::Error;
 /// [`JsonEncoder`], called without type erasure.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not a body encoder",
-    note = "implement `feign_core::Encoder`, or wrap a closure with `feign_core::encoder_fn`"
+    note = "implement `feign_core::Encoder`, or wrap a closure with `feign_core::codec::encoder_fn`"
 )]
 pub trait Encoder: Send + Sync + 'static {
     /// Encodes `value`; may set headers such as `Content-Type`.

@@ -17,7 +17,7 @@ use crate::{Error, Response};
 /// `openapi`), are declared by implementing `openapi::DeclaresResponses` on the same type.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not an error decoder",
-    note = "implement `feign_core::ErrorDecoder`, or wrap a closure with `feign_core::error_decoder_fn`"
+    note = "implement `feign_core::ErrorDecoder`, or wrap a closure with `feign_core::codec::error_decoder_fn`"
 )]
 pub trait ErrorDecoder: Send + Sync + 'static {
     /// Makes the error for `response` of the call `method_key`.

@@ -23,7 +23,7 @@ use crate::{Error, Response};
 #[async_trait]
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not a response interceptor",
-    note = "implement `feign_core::ResponseInterceptor`, or wrap a closure with `feign_core::response_interceptor_fn`"
+    note = "implement `feign_core::interceptor::ResponseInterceptor`, or wrap a closure with `feign_core::interceptor::response_interceptor_fn`"
 )]
 pub trait ResponseInterceptor: Send + Sync + 'static {
     /// Inspects `response`, returning it, a replacement, or an error.
@@ -62,7 +62,8 @@ impl ResponseContext<'_> {
 /// Makes a [`ResponseInterceptor`] of a synchronous closure.
 ///
 /// ```
-/// use feign_core::{response_interceptor_fn, Error, Response};
+/// use feign_core::{Error, Response};
+/// use feign_core::interceptor::response_interceptor_fn;
 /// // A service that answers 200 with an error document: make it a failed call.
 /// let unwrap = response_interceptor_fn(|response: Response, _| {
 ///     if response.body().starts_with(b"{\"error\"") {

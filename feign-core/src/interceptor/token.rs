@@ -63,7 +63,7 @@ impl fmt::Debug for AccessToken {
 #[async_trait]
 #[diagnostic::on_unimplemented(
     message = "`{Self}` does not provide bearer tokens",
-    note = "implement `feign_core::TokenProvider`, or wrap an async closure with `feign_core::token_provider_fn`"
+    note = "implement `feign_core::interceptor::TokenProvider`, or wrap an async closure with `feign_core::interceptor::token_provider_fn`"
 )]
 pub trait TokenProvider: Send + Sync + 'static {
     /// Fetches a fresh token. Its error is kept as the source of the call's error, so it
@@ -75,7 +75,8 @@ pub trait TokenProvider: Send + Sync + 'static {
 ///
 /// ```
 /// use std::time::Duration;
-/// use feign_core::{token_provider_fn, AccessToken, BearerAuth};
+/// use feign_core::BearerAuth;
+/// use feign_core::interceptor::{token_provider_fn, AccessToken};
 ///
 /// let auth = BearerAuth::refreshing(token_provider_fn(|| async {
 ///     // e.g. a client-credentials grant against the identity provider

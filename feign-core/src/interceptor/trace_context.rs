@@ -29,7 +29,7 @@ tokio::task_local! {
 /// recommendation requires:
 ///
 /// ```
-/// use feign_core::TraceContext;
+/// use feign_core::interceptor::TraceContext;
 ///
 /// let parent = TraceContext::parse("00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", None)?;
 /// assert!(parent.is_sampled());
@@ -170,7 +170,7 @@ impl TraceContext {
     }
 
     /// Runs `future` with `self` as the current context: inside it, [`TraceContext::current`]
-    /// returns it and [`W3cTraceparent`](crate::W3cTraceparent) propagates it.
+    /// returns it and [`W3cTraceparent`](crate::interceptor::W3cTraceparent) propagates it.
     ///
     /// A server calls this around a request's handling with the context of
     /// [`TraceContext::from_headers`], so calls made while handling continue the caller's trace.

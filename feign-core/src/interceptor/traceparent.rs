@@ -52,7 +52,7 @@ where
 /// span as `trace_id` and `span_id`.
 ///
 /// ```
-/// use feign_core::{TraceContext, W3cTraceparent};
+/// use feign_core::interceptor::{TraceContext, W3cTraceparent};
 ///
 /// // In a server handler: continue the caller's trace for the calls the handler makes.
 /// # async fn handle(headers: feign_core::http::HeaderMap) {

@@ -7,8 +7,8 @@ use http::HeaderValue;
 use rand::distr::{Alphanumeric, SampleString};
 
 use super::{Content, Part};
-use crate::body::BodyStream;
 use crate::error::BoxError;
+use crate::BodyStream;
 use crate::Error;
 
 /// Random characters of a boundary: about 238 bits, as long as browsers' and reqwest's.

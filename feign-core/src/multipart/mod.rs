@@ -15,8 +15,8 @@ use std::path::Path;
 
 use bytes::Bytes;
 
-use crate::body::{BodyStream, FileBody};
 use crate::Error;
+use crate::{BodyStream, FileBody};
 
 pub(crate) use encode::{encode, Encoded};
 

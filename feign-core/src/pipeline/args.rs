@@ -10,14 +10,15 @@ use http::HeaderMap;
 use serde::Serialize;
 
 use super::observe::MethodState;
-use crate::body::{BodyStream, OneShot};
-use crate::codec::Encoder;
+use crate::body::OneShot;
 use crate::escape;
 use crate::headers::{self, static_headers};
-use crate::interceptor::RequestTemplate;
 use crate::meta::{MethodMeta, PathPart};
 use crate::multipart::Part;
+use crate::BodyStream;
+use crate::Encoder;
 use crate::Error;
+use crate::RequestTemplate;
 
 /// Path values kept inline; a method with more path variables spills into a `Vec`.
 const INLINE_PATH_VARS: usize = 8;

@@ -18,7 +18,7 @@ use super::exchange::{Exchange, Expect};
 use super::observe::CallObservation;
 use super::receive::Receive;
 use super::retrying;
-use crate::interceptor::RequestTemplate;
+use crate::RequestTemplate;
 use crate::{Error, Response, StreamingResponse};
 
 /// The request a layer added with [`Builder::layer`](crate::Builder::layer) sees: the call's

@@ -17,11 +17,11 @@ use super::observe::{method_state, CallObservation};
 use super::receive::Receive;
 use super::retrying;
 use super::returns::{Decoding, ReturnKind};
-use crate::codec::{Decoder, Encoder};
-use crate::interceptor::{RequestInterceptor, RequestTemplate};
 use crate::meta::{ClientMeta, MethodMeta};
 use crate::resilience::Resilience;
 use crate::Error;
+use crate::{Decoder, Encoder};
+use crate::{RequestInterceptor, RequestTemplate};
 
 /// A built client's shared state; generated clients hold one and call it for every method.
 #[derive(Clone)]

@@ -8,7 +8,6 @@ use http::{HeaderValue, StatusCode};
 
 use super::receive::Receive;
 use crate::client::Transport;
-use crate::codec::ErrorDecoder;
 use crate::hedging::Hedging;
 use crate::interceptor::ResponseInterceptor;
 use crate::meta::ClientMeta;
@@ -16,6 +15,7 @@ use crate::options::{LogLevel, Options};
 use crate::resolve::Resolver;
 use crate::retry::RetryPolicy;
 use crate::Error;
+use crate::ErrorDecoder;
 
 /// A built client's settings under the layers. Shared by the calls and, through
 /// [`CallRequest`](super::CallRequest), by the layers' innermost service.
@@ -60,7 +60,7 @@ pub(crate) struct Limits {
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Compression {
     /// Request bodies to compress; `None`: none.
-    pub(crate) request: Option<crate::RequestCompression>,
+    pub(crate) request: Option<crate::compression::RequestCompression>,
     /// Ask for gzip responses and decode those the transport left compressed.
     pub(crate) response: bool,
 }

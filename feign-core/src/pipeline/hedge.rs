@@ -11,8 +11,9 @@ use super::exchange::Target;
 use super::receive::Receive;
 use super::send::Sending;
 use crate::attempt::{Attempt, Attempts};
+use crate::call_info::CallInfo;
 use crate::hedging::Hedging;
-use crate::{log, CallInfo, Error};
+use crate::{log, Error};
 
 impl Sending<'_> {
     /// Whether the call may be hedged: idempotent, balanced, and with a body that can go out

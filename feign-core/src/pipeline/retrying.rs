@@ -8,9 +8,11 @@ use super::observe::CallObservation;
 use super::receive::Receive;
 use super::send::Sending;
 use crate::attempt::Attempts;
-use crate::interceptor::{RequestTemplate, ResponseContext};
+use crate::call_info::CallInfo;
+use crate::interceptor::ResponseContext;
 use crate::retry::RetryDecision;
-use crate::{log, CallInfo, Error, Response};
+use crate::RequestTemplate;
+use crate::{log, Error, Response};
 
 /// Runs the call of `template` on `exchange`: an answer (see [`Exchange::settle`]), or the error
 /// of its last attempt. `observation` hears of each attempt.

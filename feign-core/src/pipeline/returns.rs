@@ -22,7 +22,7 @@ use http::StatusCode;
 use serde::de::DeserializeOwned;
 
 use super::receive::Receive;
-use crate::codec::Decoder;
+use crate::Decoder;
 use crate::{Error, Response, ResponseEntity, StreamingResponse};
 
 /// What a kind needs to make its value: the client's decoder and the method's key.

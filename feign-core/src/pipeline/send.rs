@@ -10,11 +10,12 @@ use super::receive::Receive;
 use super::upload;
 use crate::attempt::{Attempt, Attempts};
 use crate::body::RequestBody;
+use crate::call_info::CallInfo;
 use crate::client::SendOptions;
-use crate::interceptor::RequestTemplate;
 use crate::options::Options;
 use crate::resolve::AttemptOutcome;
-use crate::{log, CallInfo, Error, Response};
+use crate::RequestTemplate;
+use crate::{log, Error, Response};
 
 /// What the attempts of one call send with: the client's exchange, the checked request, the
 /// call's options and its observation.

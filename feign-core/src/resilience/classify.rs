@@ -21,7 +21,7 @@ pub enum Classification {
 /// A plain `fn` is enough: the future-free signature keeps it cheap on every failed call.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not a failure classifier",
-    note = "implement `feign_core::FailureClassifier`, or pass a closure to `feign_core::classifier_fn`"
+    note = "implement `feign_core::resilience::FailureClassifier`, or pass a closure to `feign_core::resilience::classifier_fn`"
 )]
 pub trait FailureClassifier: Send + Sync + 'static {
     /// How `error`, the outcome of a whole call (retries included), counts.
@@ -67,7 +67,7 @@ impl FailureClassifier for DefaultClassifier {
 /// A [`FailureClassifier`] from a closure.
 ///
 /// ```
-/// use feign_core::{classifier_fn, Classification, DefaultClassifier, FailureClassifier};
+/// use feign_core::resilience::{classifier_fn, Classification, DefaultClassifier, FailureClassifier};
 ///
 /// // A 429 counts as a failure too; everything else as by default.
 /// let classifier = classifier_fn(|error| match error.status() {

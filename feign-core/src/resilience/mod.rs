@@ -22,8 +22,8 @@
 //!
 //! Metrics, through the `metrics` facade under Resilience4j's Micrometer names:
 //! [`CIRCUIT_BREAKER_STATE`], [`CIRCUIT_BREAKER_CALLS`] and
-//! [`BULKHEAD_AVAILABLE_CONCURRENT_CALLS`], and feign-rs's [`ADAPTIVE_CONCURRENCY_LIMIT`]. State transitions are also a stream:
-//! [`CircuitBreakerConfig::subscribe`].
+//! [`BULKHEAD_AVAILABLE_CONCURRENT_CALLS`], and feign-rs's [`ADAPTIVE_CONCURRENCY_LIMIT`]. State
+//! transitions are also a stream: [`CircuitBreakerConfig::subscribe`].
 
 mod adaptive;
 mod adaptive_config;
@@ -34,8 +34,8 @@ mod breaker;
 mod breaker_tests;
 mod bulkhead;
 mod classify;
-mod config;
-mod fallback;
+pub(crate) mod config;
+pub(crate) mod fallback;
 mod metrics;
 mod outcomes;
 mod registry;
@@ -52,8 +52,7 @@ pub use adaptive_config::AdaptiveLimitConfig;
 pub use classify::{
     classifier_fn, Classification, ClassifierFn, DefaultClassifier, FailureClassifier,
 };
-pub use config::{BreakerScope, BulkheadConfig, CircuitBreakerConfig};
-pub use fallback::FallbackFactory;
+pub use config::BreakerScope;
 pub use metrics::{
     BULKHEAD_AVAILABLE_CONCURRENT_CALLS, CIRCUIT_BREAKER_CALLS, CIRCUIT_BREAKER_STATE,
 };
@@ -67,7 +66,7 @@ use bulkhead::Bulkhead;
 use registry::Breakers;
 
 use crate::meta::{ClientMeta, MethodMeta};
-use crate::Error;
+use crate::{BulkheadConfig, CircuitBreakerConfig, Error};
 
 /// What the builder collects; checked and turned into [`Resilience`] by `build()`.
 #[derive(Clone, Default)]

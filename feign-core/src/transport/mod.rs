@@ -38,7 +38,7 @@ pub enum HttpProtocol {
 ///
 /// ```
 /// use std::time::Duration;
-/// use feign_core::{HttpClientConfig, HttpProtocol, Proxy, Tls, TlsVersion};
+/// use feign_core::transport::{HttpClientConfig, HttpProtocol, Proxy, Tls, TlsVersion};
 ///
 /// let config = HttpClientConfig::new()
 ///     .tls(Tls::new().min_version(TlsVersion::Tls13))
@@ -47,7 +47,7 @@ pub enum HttpProtocol {
 ///     .pool_max_idle_per_host(8)
 ///     .protocol(HttpProtocol::Auto);
 /// let client = config
-///     .apply(feign_core::reqwest_builder(Duration::from_secs(2), None, None))?
+///     .apply(feign_core::client::reqwest_builder(Duration::from_secs(2), None, None))?
 ///     .build()?;
 /// # let _ = client;
 /// # Ok::<(), Box<dyn std::error::Error>>(())

@@ -23,7 +23,7 @@ enum Scope {
 /// one follows. A bad URL is an error from the client's `build()`.
 ///
 /// ```
-/// use feign_core::Proxy;
+/// use feign_core::transport::Proxy;
 ///
 /// let proxy = Proxy::all("http://app:s3cret@proxy.internal:3128")
 ///     .no_proxy("localhost,127.0.0.1,.svc.cluster.local");

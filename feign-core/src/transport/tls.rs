@@ -32,7 +32,7 @@ impl TlsVersion {
 /// an error from `build()` naming the file. `Debug` never shows key material.
 ///
 /// ```
-/// use feign_core::{Tls, TlsVersion};
+/// use feign_core::transport::{Tls, TlsVersion};
 ///
 /// let tls = Tls::new()
 ///     .ca_file("certs/internal-ca.pem")

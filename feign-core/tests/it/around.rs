@@ -13,10 +13,9 @@ use axum::routing::get;
 use axum::Router;
 use bytes::Bytes;
 use feign_core::http::{HeaderMap, HeaderName, HeaderValue};
-use feign_core::{
-    feign_client, interceptor_fn, response_interceptor_fn, CallRequest, Error, RequestTemplate,
-    Response, Retryer,
-};
+use feign_core::interceptor::{interceptor_fn, response_interceptor_fn};
+use feign_core::layer::CallRequest;
+use feign_core::{feign_client, Error, RequestTemplate, Response, Retryer};
 use feign_test_support::{recording_server, Server};
 use tower::util::BoxCloneSyncService;
 use tower::{Layer, Service, ServiceExt};

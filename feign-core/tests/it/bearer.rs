@@ -8,9 +8,8 @@ use std::time::Duration;
 use axum::http::HeaderMap;
 use axum::routing::get;
 use axum::Router;
-use feign_core::{
-    token_provider_fn, AccessToken, BearerAuth, BoxError, RequestInterceptor, RequestTemplate,
-};
+use feign_core::interceptor::{token_provider_fn, AccessToken};
+use feign_core::{BearerAuth, BoxError, RequestInterceptor, RequestTemplate};
 use feign_test_support::order::GET_ORDER;
 use feign_test_support::{OrderClient, Server};
 
@@ -20,7 +19,7 @@ fn provider(
     calls: Arc<AtomicUsize>,
     valid: Duration,
     fail_from: usize,
-) -> impl feign_core::TokenProvider {
+) -> impl feign_core::interceptor::TokenProvider {
     token_provider_fn(move || {
         let calls = calls.clone();
         async move {

@@ -6,8 +6,9 @@ use std::time::Duration;
 
 use axum::http::{header, StatusCode};
 use axum::response::IntoResponse;
+use feign_core::compression::RequestCompression;
 use feign_core::config::Config;
-use feign_core::{feign_client, Error, RequestCompression, Retryer};
+use feign_core::{feign_client, Error, Retryer};
 use feign_test_support::{recording_server, Recorded};
 
 #[feign_client("docs")]
@@ -162,12 +163,12 @@ async fn spring_properties_turn_compression_on_and_shape_it() {
 }
 
 /// A reqwest transport that leaves gzip bodies as they came, as a custom transport may.
-fn undecoding_transport() -> feign_core::ReqwestClient {
-    let client = feign_core::reqwest_builder(Duration::from_secs(5), None, None)
+fn undecoding_transport() -> feign_core::client::ReqwestClient {
+    let client = feign_core::client::reqwest_builder(Duration::from_secs(5), None, None)
         .gzip(false)
         .build()
         .unwrap();
-    feign_core::ReqwestClient::from_reqwest(client)
+    feign_core::client::ReqwestClient::from_reqwest(client)
 }
 
 #[tokio::test]

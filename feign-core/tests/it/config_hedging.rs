@@ -8,7 +8,8 @@ use std::time::{Duration, Instant};
 use axum::routing::get;
 use axum::Router;
 use feign_core::config::Config;
-use feign_core::{feign_client, ChooseRequest, Chosen, Error, HedgingConfig, Resolver};
+use feign_core::resolve::{ChooseRequest, Chosen, Resolver};
+use feign_core::{feign_client, Error, HedgingConfig};
 use feign_test_support::{Server, TempDir};
 
 #[feign_client("order-service")]

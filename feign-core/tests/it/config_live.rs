@@ -11,7 +11,8 @@ use std::time::{Duration, Instant};
 use axum::routing::get;
 use axum::Router;
 use feign_core::config::LiveConfig;
-use feign_core::{feign_client, CallRequest, Error};
+use feign_core::layer::CallRequest;
+use feign_core::{feign_client, Error};
 use feign_test_support::{recording_server, Captured, Server, TempDir};
 use tracing::Level;
 

@@ -7,9 +7,9 @@ use std::sync::{Arc, Mutex};
 use axum::http::{HeaderMap, StatusCode};
 use axum::routing::get;
 use axum::Router;
-use feign_core::{
-    BearerAuth, ChooseRequest, Chosen, Error, Resolver, Retryer, TraceContext, W3cTraceparent,
-};
+use feign_core::interceptor::{TraceContext, W3cTraceparent};
+use feign_core::resolve::{ChooseRequest, Chosen, Resolver};
+use feign_core::{BearerAuth, Error, Retryer};
 use feign_test_support::{closed_port_url, orders_server, quick_retryer, OrderClient, Server};
 use tracing::field::{Field, Visit};
 use tracing::span::{Attributes, Id, Record};
@@ -382,7 +382,7 @@ async fn a_traceparent_already_on_the_request_is_kept() {
     let server = echo_server().await;
     let client = OrderClient::builder()
         .url(server.url())
-        .interceptor(feign_core::DefaultHeaders::new().header(
+        .interceptor(feign_core::interceptor::DefaultHeaders::new().header(
             "traceparent",
             "00-11111111111111111111111111111111-2222222222222222-01",
         ))

@@ -8,10 +8,9 @@ use axum::extract::Path;
 use axum::http::StatusCode;
 use axum::routing::{any, get, post};
 use axum::{Json, Router};
-use feign_core::{
-    error_decoder_fn, interceptor_fn, BearerAuth, DefaultHeaders, Error, RequestId,
-    RequestInterceptor, RequestTemplate, Retryer,
-};
+use feign_core::codec::error_decoder_fn;
+use feign_core::interceptor::{interceptor_fn, DefaultHeaders, RequestId};
+use feign_core::{BearerAuth, Error, RequestInterceptor, RequestTemplate, Retryer};
 use feign_test_support::{NewOrder, Order, OrderClient, Server};
 use serde::Serialize;
 
@@ -335,7 +334,7 @@ async fn a_user_error_decoder_returns_the_users_typed_error() {
                     )))
                 } else {
                     feign_core::ErrorDecoder::decode(
-                        &feign_core::DefaultErrorDecoder::default(),
+                        &feign_core::codec::DefaultErrorDecoder::default(),
                         key,
                         response,
                     )
@@ -470,8 +469,8 @@ async fn a_custom_decoder_works_for_any_deserialize_type() {
         }),
     );
     let server = Server::start(router).await;
-    let unwrap_envelope = feign_core::decoder_fn(
-        |response: &feign_core::Response, target: &mut feign_core::DecodeTarget<'_>| {
+    let unwrap_envelope = feign_core::codec::decoder_fn(
+        |response: &feign_core::Response, target: &mut feign_core::codec::DecodeTarget<'_>| {
             let envelope: serde_json::Value = response.json()?;
             target.deserialize(envelope["data"].clone())
         },
@@ -506,7 +505,7 @@ async fn the_form_encoder_replaces_json_for_bodies() {
     .await;
     let client = OrderClient::builder()
         .url(server.url())
-        .encoder(feign_core::FormEncoder)
+        .encoder(feign_core::codec::FormEncoder)
         .build()
         .unwrap();
     let echoed = client
@@ -529,7 +528,7 @@ async fn the_form_encoder_replaces_json_for_bodies() {
 async fn a_closure_can_be_the_client() {
     let client = OrderClient::builder()
         .url("http://orders.test")
-        .client(feign_core::client_fn(
+        .client(feign_core::client::client_fn(
             |request: http::Request<bytes::Bytes>| async move {
                 use http_body_util::BodyExt;
                 let body = format!(r#"{{"id":1,"item":"{}"}}"#, request.uri().path());

@@ -1,10 +1,11 @@
 //! Properties of header checks over generated names and values: `feign_header_rules` accepts
-//! exactly the RFC 9110 tokens that are not framing headers (in any case) and the values of
-//! visible ASCII, space and tab; and every way the runtime adds a header (a parameter, a header
-//! map, an interceptor, a builder default, `DefaultHeaders`, `BearerAuth`'s token, `RequestId`'s
-//! name) accepts exactly what those rules accept, refusing before anything is sent, and sends
-//! what it accepts unchanged to a real server. `#[feign_client]` checks its header literals with the same two functions
-//! (`feign-macros/src/header.rs`); its refusals are the trybuild cases of `ui-tests/`.
+//! exactly the RFC 9110 tokens that are not framing headers (in any case) and the values of visible
+//! ASCII, space and tab; and every way the runtime adds a header (a parameter, a header map, an
+//! interceptor, a builder default, `DefaultHeaders`, `BearerAuth`'s token, `RequestId`'s name)
+//! accepts exactly what those rules accept, refusing before anything is sent, and sends what it
+//! accepts unchanged to a real server. `#[feign_client]` checks its header literals with the same
+//! two functions (`feign-macros/src/header.rs`); its refusals are the trybuild cases of
+//! `ui-tests/`.
 //!
 //! Case counts come from `PROPTEST_CASES` when set (see `feign_test_support::proptest_cases`).
 
@@ -12,9 +13,8 @@ use std::sync::{Arc, Mutex};
 
 use axum::routing;
 use axum::Router;
-use feign_core::{
-    interceptor_fn, BearerAuth, Builder, DefaultHeaders, Error, RequestId, RequestTemplate, Retryer,
-};
+use feign_core::interceptor::{interceptor_fn, DefaultHeaders, RequestId};
+use feign_core::{BearerAuth, Builder, Error, RequestTemplate, Retryer};
 use feign_header_rules::{
     check_name, check_value, is_forbidden_name, is_valid_name, is_valid_value, NameError,
     ValueError, FORBIDDEN_NAMES,

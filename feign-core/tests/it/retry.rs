@@ -10,10 +10,9 @@ use axum::Router;
 use feign_core::__private::{
     self, ClientMeta, Core, FromCore, HttpMethod, MethodMeta, MethodOptions, PathPart,
 };
-use feign_core::{
-    retry_fn, AttemptOutcome, CallObserver, ChooseRequest, Chosen, Error, Options, Resolver,
-    RetryDecision, RetryPolicy, Retryer,
-};
+use feign_core::resolve::{AttemptOutcome, CallObserver, ChooseRequest, Chosen, Resolver};
+use feign_core::retry::{retry_fn, RetryDecision, RetryPolicy};
+use feign_core::{Error, Options, Retryer};
 use feign_test_support::{closed_port_url, Captured, NewOrder, OrderClient, Server};
 use http::StatusCode;
 use tokio::time::Instant;

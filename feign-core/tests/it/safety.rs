@@ -7,7 +7,8 @@ use axum::extract::{Path, RawQuery};
 use axum::routing::{any, get};
 use axum::Router;
 use feign_core::__private::{HttpMethod, MethodMeta, MethodOptions, PathPart, Unit};
-use feign_core::{interceptor_fn, BearerAuth, LogLevel, RequestTemplate, Retryer};
+use feign_core::interceptor::interceptor_fn;
+use feign_core::{BearerAuth, LogLevel, RequestTemplate, Retryer};
 use feign_test_support::{Captured, OrderClient, Server};
 
 fn echo() -> Router {

@@ -10,10 +10,8 @@ use axum::body::Body;
 use axum::routing::get;
 use axum::Router;
 use bytes::Bytes;
-use feign_core::{
-    feign_client, AttemptOutcome, CallObserver, ChooseRequest, Chosen, CircuitBreakerConfig, Error,
-    LogLevel, Resolver, Retryer, StreamingResponse,
-};
+use feign_core::resolve::{AttemptOutcome, CallObserver, ChooseRequest, Chosen, Resolver};
+use feign_core::{feign_client, CircuitBreakerConfig, Error, LogLevel, Retryer, StreamingResponse};
 use feign_test_support::{quick_retryer, Captured, RawServer, Server};
 use futures_util::StreamExt;
 use http::StatusCode;

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use axum::routing::get;
 use axum::Router;
-use feign_core::{HttpProtocol, Proxy, Tls, TlsVersion};
+use feign_core::transport::{HttpProtocol, Proxy, Tls, TlsVersion};
 use feign_test_support::proxy::ForwardProxy;
 use feign_test_support::server::Server;
 use feign_test_support::tls::{serve_h2c, Pki, TlsOptions, TlsServer};
@@ -435,7 +435,7 @@ async fn the_pool_keeps_idle_connections_as_configured() {
 fn transport_settings_with_a_transport_of_ones_own_are_refused() {
     let error = CallsClient::builder()
         .url("http://127.0.0.1:1")
-        .client(feign_core::ReqwestClient::from_reqwest(
+        .client(feign_core::client::ReqwestClient::from_reqwest(
             reqwest::Client::new(),
         ))
         .pool_max_idle_per_host(1)

@@ -12,9 +12,8 @@ use axum::extract::Request;
 use axum::routing::any;
 use axum::Router;
 use bytes::Bytes;
-use feign_core::{
-    feign_client, BodyStream, ChooseRequest, Chosen, Error, FileBody, Options, Resolver, Retryer,
-};
+use feign_core::resolve::{ChooseRequest, Chosen, Resolver};
+use feign_core::{feign_client, BodyStream, Error, FileBody, Options, Retryer};
 use feign_test_support::{closed_port_url, serve, TempDir};
 use futures_util::{stream, StreamExt};
 use http_body_util::BodyExt;
@@ -451,7 +450,7 @@ async fn interceptors_see_a_streamed_body_and_its_length() {
     let kept = seen.clone();
     let client = UploadsClient::builder()
         .url(serve(router).await)
-        .interceptor(feign_core::interceptor_fn(move |template| {
+        .interceptor(feign_core::interceptor::interceptor_fn(move |template| {
             kept.lock().unwrap().push((
                 template.is_body_streamed(),
                 template.body_length(),
