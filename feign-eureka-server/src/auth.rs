@@ -19,7 +19,7 @@ use std::sync::Arc;
 use axum::extract::{ConnectInfo, Request, State};
 use axum::middleware::Next;
 use axum::response::Response;
-use feign_core::Credentials;
+use feign_core::redact::Credentials;
 use http::{header, HeaderMap, HeaderValue, StatusCode};
 use subtle::ConstantTimeEq;
 

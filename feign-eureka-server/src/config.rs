@@ -85,13 +85,13 @@ pub(crate) struct ServerConfig {
     pub(crate) replication_timeout: Duration,
     pub(crate) startup_sync: bool,
     /// User name and password every request must carry (HTTP basic auth).
-    pub(crate) credentials: Option<feign_core::Credentials>,
+    pub(crate) credentials: Option<feign_core::redact::Credentials>,
     /// The credentials that mark a request as a peer's (and are admitted like `credentials`).
-    pub(crate) peer_credentials: Option<feign_core::Credentials>,
+    pub(crate) peer_credentials: Option<feign_core::redact::Credentials>,
     /// Whether the replication header and batches count from any address (Netflix's rule).
     pub(crate) replication_from_any_address: bool,
     /// TLS settings for this server's requests to its https peers.
-    pub(crate) peer_tls: Option<feign_core::Tls>,
+    pub(crate) peer_tls: Option<feign_core::transport::Tls>,
     /// The resolver of the peers' host names, to reach them and to know them.
     pub(crate) peer_resolver: Option<crate::peers::PeerResolver>,
     /// The certificate chain and key to serve HTTPS with.

@@ -137,7 +137,7 @@ fn render(state: &AppState, nonce: &str, page: usize) -> String {
         .replicator()
         .peers()
         .map(|p| {
-            let shown = feign_core::redact_url(p).to_string();
+            let shown = feign_core::redact::url(p).to_string();
             format!("<li class=\"mono\">{}</li>", escape(&shown))
         })
         .collect();

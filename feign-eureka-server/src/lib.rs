@@ -445,7 +445,7 @@ impl EurekaServerBuilder {
     /// with `WWW-Authenticate`. Peers then need the credentials in their URLs
     /// (`http://user:password@host:8761/eureka/`), which replication sends as basic auth.
     pub fn credentials(mut self, username: impl Into<String>, password: impl Into<String>) -> Self {
-        self.config.credentials = Some(feign_core::Credentials::new(username, password));
+        self.config.credentials = Some(feign_core::redact::Credentials::new(username, password));
         self
     }
 
@@ -463,7 +463,8 @@ impl EurekaServerBuilder {
         username: impl Into<String>,
         password: impl Into<String>,
     ) -> Self {
-        self.config.peer_credentials = Some(feign_core::Credentials::new(username, password));
+        self.config.peer_credentials =
+            Some(feign_core::redact::Credentials::new(username, password));
         self
     }
 
@@ -484,7 +485,7 @@ impl EurekaServerBuilder {
     /// the host of this server's URL in the peer's list. Default: the system's roots, no client
     /// certificate. A file that cannot be read or used fails the start with
     /// [`ServerError::PeerClient`].
-    pub fn peer_tls(mut self, tls: feign_core::Tls) -> Self {
+    pub fn peer_tls(mut self, tls: feign_core::transport::Tls) -> Self {
         self.config.peer_tls = Some(tls);
         self
     }
@@ -772,7 +773,7 @@ fn peer_urls(peers: &[String], own: SocketAddr) -> Result<Vec<String>, ServerErr
     let mut out: Vec<String> = Vec::new();
     for raw in peers {
         // The error names the URL without the password it may hold.
-        let invalid = || ServerError::InvalidPeerUrl(feign_core::redact_url(raw).to_string());
+        let invalid = || ServerError::InvalidPeerUrl(feign_core::redact::url(raw).to_string());
         let parsed = url::Url::parse(raw).map_err(|_| invalid())?;
         if !matches!(parsed.scheme(), "http" | "https") || parsed.host_str().is_none() {
             return Err(invalid());

@@ -189,11 +189,11 @@ struct ClientTls {
 impl ClientTls {
     /// The TLS settings these files give, `None` when none was given; the files are read when
     /// the client is built.
-    fn tls(&self) -> Option<feign_core::Tls> {
+    fn tls(&self) -> Option<feign_core::transport::Tls> {
         if self.ca.is_none() && self.cert.is_none() {
             return None;
         }
-        let mut tls = feign_core::Tls::new();
+        let mut tls = feign_core::transport::Tls::new();
         if let Some(ca) = &self.ca {
             tls = tls.ca_file(ca);
         }
@@ -360,9 +360,9 @@ fn error_chain(error: &(dyn std::error::Error + 'static)) -> String {
 
 async fn list_apps(args: Apps) -> Result<(), CliError> {
     // Credentials in the URL or given as flags are sent as basic auth and never printed.
-    let (url, mut authorization) = feign_core::split_basic_auth(&args.server);
+    let (url, mut authorization) = feign_core::redact::split_basic_auth(&args.server);
     if let (Some(user), Some(Password(password))) = (args.user, args.password) {
-        let credentials = feign_core::Credentials::new(user, password);
+        let credentials = feign_core::redact::Credentials::new(user, password);
         authorization = Some(
             credentials
                 .basic_authorization()
@@ -373,10 +373,13 @@ async fn list_apps(args: Apps) -> Result<(), CliError> {
     if !url.ends_with('/') {
         url.push('/');
     }
-    let mut builder =
-        feign_core::reqwest_builder(Duration::from_secs(10), None, Some(Duration::from_secs(10)));
+    let mut builder = feign_core::client::reqwest_builder(
+        Duration::from_secs(10),
+        None,
+        Some(Duration::from_secs(10)),
+    );
     if let Some(tls) = args.tls.tls() {
-        builder = feign_core::HttpClientConfig::new()
+        builder = feign_core::transport::HttpClientConfig::new()
             .tls(tls)
             .apply(builder)?;
     }

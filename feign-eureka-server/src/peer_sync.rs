@@ -21,7 +21,7 @@ pub(crate) async fn copy_from_peers(
     timeout: Duration,
 ) -> usize {
     for peer in peers {
-        let (peer, authorization) = feign_core::split_basic_auth(peer);
+        let (peer, authorization) = feign_core::redact::split_basic_auth(peer);
         match fetch(client, &peer, authorization, timeout).await {
             Ok(apps) => {
                 let copied = take(registry, apps);

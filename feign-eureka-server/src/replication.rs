@@ -128,14 +128,14 @@ pub(crate) fn apply(registry: &Registry, item: ReplicationItem) -> ItemResponse 
 /// request is bounded whole by the replication timeout, so a peer that trickles its answer (or
 /// takes a batch slowly) holds a sender for that long at most.
 pub(crate) fn peer_client(config: &ServerConfig) -> Result<reqwest::Client, feign_core::BoxError> {
-    let mut builder = feign_core::reqwest_builder(
+    let mut builder = feign_core::client::reqwest_builder(
         Duration::from_secs(1),
         None,
         Some(config.replication_timeout),
     )
     .no_proxy();
     if let Some(tls) = &config.peer_tls {
-        builder = feign_core::HttpClientConfig::new()
+        builder = feign_core::transport::HttpClientConfig::new()
             .tls(tls.clone())
             .apply(builder)?;
     }
@@ -156,7 +156,7 @@ pub(crate) fn spawn_workers(
     queues
         .into_iter()
         .map(|(peer, rx)| {
-            let (base, authorization) = feign_core::split_basic_auth(&peer);
+            let (base, authorization) = feign_core::redact::split_basic_auth(&peer);
             let worker = Worker {
                 registry: Arc::downgrade(registry),
                 client: client.clone(),

@@ -18,7 +18,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
-use feign_core::{AttemptOutcome, ChooseRequest, Resolver};
+use feign_core::resolve::{AttemptOutcome, ChooseRequest, Resolver};
 use feign_lb::{LoadBalancer, Policy, ServiceInstance, StaticSupplier};
 use http::{HeaderMap, Method, StatusCode};
 use tokio::time::Instant;

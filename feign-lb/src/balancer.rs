@@ -1,4 +1,4 @@
-//! `LoadBalancer`: the [`feign_core::Resolver`] of clients declared with a service name.
+//! `LoadBalancer`: the [`feign_core::resolve::Resolver`] of clients declared with a service name.
 
 #[cfg(feature = "config")]
 mod live;
@@ -10,7 +10,9 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
-use feign_core::{ChooseRequest, Chosen, Error, Resolver, RetryPolicy};
+use feign_core::resolve::{ChooseRequest, Chosen, Resolver};
+use feign_core::retry::RetryPolicy;
+use feign_core::Error;
 
 use crate::clock::Clock;
 use crate::config::{Ejection, PeakEwma, Policy, SlowStart};
@@ -249,7 +251,7 @@ pub struct Builder {
     layers: properties::Layers,
     /// The transport settings the health checks from configuration connect with.
     #[cfg(feature = "config")]
-    health_check_transport: Option<(feign_core::HttpClientConfig, feign_core::Options)>,
+    health_check_transport: Option<(feign_core::transport::HttpClientConfig, feign_core::Options)>,
 }
 
 impl Default for Builder {
@@ -338,7 +340,7 @@ impl Builder {
     #[cfg(feature = "config")]
     pub fn health_check_transport(
         mut self,
-        http: feign_core::HttpClientConfig,
+        http: feign_core::transport::HttpClientConfig,
         options: &feign_core::Options,
     ) -> Self {
         self.health_check_transport = Some((http, *options));

@@ -1,7 +1,7 @@
 //! feign-lb: discovery-backed client-side load balancing for feign-rs.
 //!
 //! A client declared with only a service name, `#[feign_client("order-service")]`, asks a
-//! [`feign_core::Resolver`] for an instance on every attempt. [`LoadBalancer`] is that
+//! [`feign_core::resolve::Resolver`] for an instance on every attempt. [`LoadBalancer`] is that
 //! resolver: it reads instances from [`InstanceSupplier`]s (a static list, a cache, active
 //! health checks, the Eureka discovery client), picks one with a [`Policy`], tracks every
 //! instance's in-flight count, latency and failures in atomics, ejects failing instances,
@@ -54,7 +54,7 @@
 //!
 //! # Failures
 //!
-//! Every attempt reports back through the [`feign_core::CallObserver`] the pick returned. A
+//! Every attempt reports back through the [`feign_core::resolve::CallObserver`] the pick returned. A
 //! connect failure ejects the instance at once; 5 consecutive 5xx or timeouts eject it for
 //! 30 s, doubling up to 5 min; never more than max(1, 10 %) of the instances at a time
 //! ([`Ejection`]). The retry policy ([`RetryConfig`]) follows Spring's settings: no retry on

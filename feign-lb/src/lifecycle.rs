@@ -3,7 +3,7 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use feign_core::AttemptOutcome;
+use feign_core::resolve::AttemptOutcome;
 
 use crate::ServiceInstance;
 

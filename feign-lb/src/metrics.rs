@@ -4,7 +4,7 @@
 //! The facade is a no-op until the application installs a recorder; install it before the
 //! balancer first sees an instance, as every `metrics` exporter asks.
 
-use feign_core::AttemptOutcome;
+use feign_core::resolve::AttemptOutcome;
 use metrics::{Counter, Gauge, Label};
 
 use crate::ServiceInstance;

@@ -4,7 +4,7 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use feign_core::ChooseRequest;
+use feign_core::resolve::ChooseRequest;
 
 use crate::config::Policy;
 use crate::context::PickContext;

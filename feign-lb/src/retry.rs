@@ -3,7 +3,7 @@
 use std::sync::Weak;
 use std::time::Duration;
 
-use feign_core::{RetryContext, RetryDecision, RetryPolicy};
+use feign_core::retry::{RetryContext, RetryDecision, RetryPolicy};
 
 use crate::budget::{Budget, HedgeBudget, HedgeRefusal, Hedges, RetryBudget};
 use crate::lifecycle::LiveCounters;
@@ -273,7 +273,7 @@ impl RetryPolicy for LbRetryPolicy {
         }
     }
 
-    fn allow_hedge(&self, call: &feign_core::CallInfo<'_>) -> bool {
+    fn allow_hedge(&self, call: &feign_core::resolve::CallInfo<'_>) -> bool {
         let verdict = self.hedges.as_ref().map_or(Ok(()), Hedges::allow);
         match verdict {
             Ok(()) => self.bump(|c| &c.hedges),

@@ -5,7 +5,8 @@ use std::sync::atomic::{AtomicU64, AtomicUsize};
 use std::sync::{Arc, Weak};
 
 use arc_swap::ArcSwap;
-use feign_core::{ChooseRequest, Chosen, Error, InstanceHandle};
+use feign_core::resolve::{ChooseRequest, Chosen, InstanceHandle};
+use feign_core::Error;
 
 use crate::clock::{nanos, Clock};
 use crate::config::{Ejection, PeakEwma, Policy, SlowStart};

@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use ::metrics::Gauge;
 use arc_swap::{ArcSwap, Guard};
-use feign_core::{AttemptOutcome, CallObserver, InstanceHandle};
+use feign_core::resolve::{AttemptOutcome, CallObserver, InstanceHandle};
 use tokio::time::Instant;
 
 use crate::clock::nanos;

@@ -4,7 +4,7 @@
 use std::alloc::System;
 use std::time::Duration;
 
-use feign_core::{AttemptOutcome, ChooseRequest, Resolver};
+use feign_core::resolve::{AttemptOutcome, ChooseRequest, Resolver};
 use feign_lb::{LoadBalancer, Policy, ServiceInstance, StaticSupplier};
 use http::{HeaderMap, Method, StatusCode};
 use stats_alloc::{Region, StatsAlloc, INSTRUMENTED_SYSTEM};

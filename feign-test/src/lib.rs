@@ -16,11 +16,11 @@
 //! A failed assertion prints every request received, with its headers and body and how it
 //! differs from what was expected. What it prints hides secrets as feign-core's logs do:
 //! `Authorization`, `Proxy-Authorization`, `Cookie` and `Set-Cookie` values and query
-//! parameters named like credentials show as `***` (feign-core's [`redact_headers`] and
-//! [`redact_url`] rules, not a copy of them).
+//! parameters named like credentials show as `***` (feign-core's [`redact::headers`] and
+//! [`redact::url`] rules, not a copy of them).
 //!
-//! [`redact_headers`]: feign_core::redact_headers
-//! [`redact_url`]: feign_core::redact_url
+//! [`redact::headers`]: feign_core::redact::headers
+//! [`redact::url`]: feign_core::redact::url
 //!
 //! # Example
 //!

@@ -242,7 +242,7 @@ struct Pair<'a>(&'a str, &'a str);
 impl fmt::Display for Pair<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let pair = format!("{}={}", self.0, self.1);
-        let shown = feign_core::redact_url(&format!("?{pair}")).to_string();
+        let shown = feign_core::redact::url(&format!("?{pair}")).to_string();
         f.write_str(shown.strip_prefix('?').unwrap_or(&shown))
     }
 }
@@ -257,7 +257,7 @@ impl fmt::Display for Header<'_> {
             return f.write_str(name);
         };
         let secret = HeaderName::try_from(name)
-            .is_ok_and(|n| feign_core::is_sensitive_header(&n, &HeaderValue::from_static("")));
+            .is_ok_and(|n| feign_core::redact::is_sensitive(&n, &HeaderValue::from_static("")));
         if secret {
             write!(f, "{name}: ***")
         } else {

@@ -203,7 +203,7 @@ impl fmt::Debug for Reply {
                 body,
             } => shown
                 .field("status", &status.as_u16())
-                .field("headers", &feign_core::redact_headers(headers))
+                .field("headers", &feign_core::redact::headers(headers))
                 .field("body", &BodyShown(body)),
             Answer::Fault(fault) => shown.field("fault", fault),
             Answer::Invalid(reason) => shown.field("invalid", reason),

@@ -19,7 +19,7 @@ pub(crate) fn listing(received: &[RecordedRequest], matcher: Option<&Matcher>) -
             text,
             "\n  {}. {request}\n     headers: {:?}\n     body: {:?}",
             n + 1,
-            feign_core::redact_headers(&request.headers),
+            feign_core::redact::headers(&request.headers),
             BodyShown(&request.body),
         );
         if let Some(matcher) = matcher {

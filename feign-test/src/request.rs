@@ -111,7 +111,7 @@ impl fmt::Display for RecordedRequest {
             f,
             "{} {}",
             self.method,
-            feign_core::redact_url(&self.target)
+            feign_core::redact::url(&self.target)
         )
     }
 }
@@ -120,8 +120,8 @@ impl fmt::Debug for RecordedRequest {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("RecordedRequest")
             .field("method", &self.method)
-            .field("target", &feign_core::redact_url(&self.target))
-            .field("headers", &feign_core::redact_headers(&self.headers))
+            .field("target", &feign_core::redact::url(&self.target))
+            .field("headers", &feign_core::redact::headers(&self.headers))
             .field("body", &BodyShown(&self.body))
             .finish_non_exhaustive()
     }

@@ -2,7 +2,7 @@
 //! the registry and the file-service instances serve (for `127.0.0.1`) and the one the client
 //! shows them (mutual TLS). Nothing is written to disk.
 
-use feign_core::Tls;
+use feign_core::transport::Tls;
 use rcgen::{BasicConstraints, CertificateParams, DnType, IsCa, KeyPair};
 
 use quickstart::StepResult;

@@ -5,7 +5,8 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use feign_core::multipart::FilePart;
-use feign_core::{feign_client, Error, FileBody, ResponseEntity, StreamingResponse, Tls};
+use feign_core::transport::Tls;
+use feign_core::{feign_client, Error, FileBody, ResponseEntity, StreamingResponse};
 use feign_eureka::EurekaClient;
 use feign_eureka_server::EurekaServer;
 use feign_lb::LoadBalancer;

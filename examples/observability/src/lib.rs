@@ -22,10 +22,10 @@ use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::routing::get;
 use axum::{Json, Router};
-use feign_core::{
-    feign_client, token_provider_fn, AccessToken, BearerAuth, Error, RequestId, TraceContext,
-    W3cTraceparent,
+use feign_core::interceptor::{
+    token_provider_fn, AccessToken, RequestId, TraceContext, W3cTraceparent,
 };
+use feign_core::{feign_client, BearerAuth, Error};
 use feign_lb::{LoadBalancer, StaticSupplier};
 use serde::{Deserialize, Serialize};
 use tracing_subscriber::layer::SubscriberExt;

@@ -7,9 +7,10 @@ use std::fmt;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use feign_core::codec::DefaultErrorDecoder;
 use feign_core::http::StatusCode;
 use feign_core::openapi::{compare, DeclaresResponses, ErrorResponse, Mismatch};
-use feign_core::{feign_client, DefaultErrorDecoder, Error, ErrorDecoder, Response};
+use feign_core::{feign_client, Error, ErrorDecoder, Response};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -151,7 +152,7 @@ pub type BoxError = Box<dyn StdError + Send + Sync>;
 pub async fn read_spec(source: &str) -> Result<Value, BoxError> {
     let text = if source.starts_with("http://") || source.starts_with("https://") {
         let (connect, total) = (Duration::from_secs(5), Duration::from_secs(30));
-        let response = feign_core::reqwest_builder(connect, None, Some(total))
+        let response = feign_core::client::reqwest_builder(connect, None, Some(total))
             .build()?
             .get(source)
             .send()

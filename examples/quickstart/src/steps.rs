@@ -88,7 +88,7 @@ impl ErrorDecoder for ConflictDecoder {
                 return Error::custom(ConflictError(conflict));
             }
         }
-        feign_core::DefaultErrorDecoder::default().decode(method_key, response)
+        feign_core::codec::DefaultErrorDecoder::default().decode(method_key, response)
     }
 }
 

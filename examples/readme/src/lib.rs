@@ -44,7 +44,7 @@ pub struct MyErrorDecoder;
 
 impl ErrorDecoder for MyErrorDecoder {
     fn decode(&self, method_key: &str, response: Response) -> feign_core::Error {
-        feign_core::DefaultErrorDecoder::default().decode(method_key, response)
+        feign_core::codec::DefaultErrorDecoder::default().decode(method_key, response)
     }
 }
 
@@ -291,7 +291,8 @@ let orders = OrderServiceClient::builder()
 #[rustfmt::skip]
 #[allow(unused_variables)]
 pub fn response_interceptors() -> Outcome {
-use feign_core::{response_interceptor_fn, Error, Response};
+use feign_core::interceptor::response_interceptor_fn;
+use feign_core::{Error, Response};
 
 let orders = OrderServiceClient::builder()
     .url("http://127.0.0.1:8080")
@@ -330,7 +331,8 @@ pub trait Search {
 #[allow(dead_code, unreachable_pub)]
 pub fn openapi() -> Outcome {
 use feign_core::openapi::{compare, DeclaresResponses, ErrorResponse};
-use feign_core::{feign_client, DefaultErrorDecoder, Error, ErrorDecoder, Response};
+use feign_core::codec::DefaultErrorDecoder;
+use feign_core::{feign_client, Error, ErrorDecoder, Response};
 
 #[derive(serde::Deserialize, schemars::JsonSchema)]
 pub struct Invoice { pub id: u64, pub total_cents: i64 }
@@ -372,7 +374,7 @@ for mismatch in compare(&document, &server)? {
 #[rustfmt::skip]
 #[allow(unused_variables)]
 pub fn compression() -> Outcome {
-use feign_core::RequestCompression;
+use feign_core::compression::RequestCompression;
 
 let orders = OrderServiceClient::builder()
     .url("http://127.0.0.1:8080")
@@ -387,7 +389,7 @@ let orders = OrderServiceClient::builder()
 #[allow(unused_variables)]
 pub fn transport() -> Outcome {
 use std::time::Duration;
-use feign_core::{HttpProtocol, Proxy, Tls, TlsVersion};
+use feign_core::transport::{HttpProtocol, Proxy, Tls, TlsVersion};
 
 let orders = OrderServiceClient::builder()
     .url("https://orders.internal:8443")
@@ -504,7 +506,7 @@ let orders = OrderServiceClient::builder().load_balancer(lb).config(&config)?.bu
 #[rustfmt::skip]
 #[allow(unused_variables)]
 pub fn adaptive() -> Outcome {
-    use feign_core::AdaptiveLimitConfig;
+    use feign_core::resilience::AdaptiveLimitConfig;
 
     let lb = balancer();
 let orders = OrderServiceClient::builder()

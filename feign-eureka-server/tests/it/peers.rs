@@ -211,7 +211,7 @@ async fn a_registry_reaches_its_mutual_tls_peer_with_its_peer_tls() {
         .bind(format!("127.0.0.1:{first_port}"))
         .peer(second.url())
         .peer_tls(
-            feign_core::Tls::new()
+            feign_core::transport::Tls::new()
                 .ca_pem(pki.ca.clone())
                 .identity_pem(pki.server.cert.clone(), pki.server.key.clone()),
         )

@@ -55,7 +55,7 @@ pub struct EurekaClientBuilder {
     pub(crate) replication_interval: Duration,
     pub(crate) on_demand_status: bool,
     pub(crate) single_vip: Option<String>,
-    pub(crate) http: feign_core::HttpClientConfig,
+    pub(crate) http: feign_core::transport::HttpClientConfig,
     pub(crate) watch_enabled: bool,
     pub(crate) watch_timeout: Duration,
     pub(crate) deferred: Option<Error>,
@@ -89,7 +89,7 @@ impl Default for EurekaClientBuilder {
             replication_interval: Duration::from_secs(30),
             on_demand_status: true,
             single_vip: None,
-            http: feign_core::HttpClientConfig::default(),
+            http: feign_core::transport::HttpClientConfig::default(),
             watch_enabled: false,
             watch_timeout: Duration::from_secs(30),
             deferred: None,
@@ -209,11 +209,11 @@ impl EurekaClientBuilder {
         self
     }
 
-    /// TLS to the Eureka servers: a private CA, a client certificate for a registry that
-    /// requires mutual TLS, protocol versions (see [`feign_core::Tls`]). Files are read and
-    /// checked by [`start`](EurekaClientBuilder::start), which fails with
-    /// [`Error::HttpClient`] naming the file. Default: the public roots, no client certificate.
-    pub fn tls(mut self, tls: feign_core::Tls) -> Self {
+    /// TLS to the Eureka servers: a private CA, a client certificate for a registry that requires
+    /// mutual TLS, protocol versions (see [`feign_core::transport::Tls`]). Files are read and
+    /// checked by [`start`](EurekaClientBuilder::start), which fails with [`Error::HttpClient`]
+    /// naming the file. Default: the public roots, no client certificate.
+    pub fn tls(mut self, tls: feign_core::transport::Tls) -> Self {
         self.http = self.http.tls(tls);
         self
     }
@@ -221,14 +221,14 @@ impl EurekaClientBuilder {
     /// Reaches the Eureka servers through `proxy` (its password never logged). Default: none,
     /// and then the `HTTP_PROXY` / `HTTPS_PROXY` / `NO_PROXY` environment variables are
     /// followed.
-    pub fn proxy(mut self, proxy: feign_core::Proxy) -> Self {
+    pub fn proxy(mut self, proxy: feign_core::transport::Proxy) -> Self {
         self.http = self.http.proxy(proxy);
         self
     }
 
     /// Replaces the TLS, proxy, pool and HTTP version settings at once, as feign-core's
     /// `Builder::http_client_config` does for a client.
-    pub fn http_client_config(mut self, config: feign_core::HttpClientConfig) -> Self {
+    pub fn http_client_config(mut self, config: feign_core::transport::HttpClientConfig) -> Self {
         self.http = config;
         self
     }

@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-use feign_core::{redact_url, split_userinfo, Credentials};
+use feign_core::redact::{self, split_userinfo, Credentials};
 use rand::seq::SliceRandom;
 use rand::Rng;
 
@@ -32,7 +32,7 @@ impl Endpoint {
         };
         let (without_userinfo, credentials) = split_userinfo(raw);
         let url = url::Url::parse(&without_userinfo)
-            .map_err(|e| invalid(&redact_url(raw).to_string(), &e.to_string()))?;
+            .map_err(|e| invalid(&redact::url(raw).to_string(), &e.to_string()))?;
         if !matches!(url.scheme(), "http" | "https") {
             return Err(invalid(url.as_str(), "only http and https are supported"));
         }

@@ -77,7 +77,7 @@ pub(crate) struct TransportConfig {
     /// Seeds the server order and session lengths; random when `None`.
     pub(crate) seed: Option<u64>,
     /// TLS, proxies and pool of the HTTP client.
-    pub(crate) http: feign_core::HttpClientConfig,
+    pub(crate) http: feign_core::transport::HttpClientConfig,
 }
 
 struct State {
@@ -112,9 +112,12 @@ impl Transport {
                  anyone on the path can answer as the registry; never use this outside a test environment"
             );
         }
-        let builder =
-            feign_core::reqwest_builder(config.connect_timeout, Some(config.read_timeout), None)
-                .user_agent(concat!("feign-eureka/", env!("CARGO_PKG_VERSION")));
+        let builder = feign_core::client::reqwest_builder(
+            config.connect_timeout,
+            Some(config.read_timeout),
+            None,
+        )
+        .user_agent(concat!("feign-eureka/", env!("CARGO_PKG_VERSION")));
         let http = config
             .http
             .apply(builder)

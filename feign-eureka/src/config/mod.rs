@@ -16,7 +16,7 @@
 //! | `eureka.client.filter-only-up-instances` | [`EurekaClientBuilder::filter_only_up_instances`] |
 //! | `eureka.client.eureka-server-connect-timeout-seconds` | [`EurekaClientBuilder::connect_timeout`] |
 //! | `eureka.client.eureka-server-read-timeout-seconds` | [`EurekaClientBuilder::read_timeout`] |
-//! | `eureka.client.eureka-connection-idle-timeout-seconds` | how long an idle connection to a server is kept ([`feign_core::HttpClientConfig::pool_idle_timeout`]) |
+//! | `eureka.client.eureka-connection-idle-timeout-seconds` | how long an idle connection to a server is kept ([`feign_core::transport::HttpClientConfig::pool_idle_timeout`]) |
 //! | `eureka.client.transport.sessioned-client-reconnect-interval-seconds` | [`EurekaClientBuilder::session_duration`] |
 //! | `eureka.client.heartbeat-executor-exponential-back-off-bound`, `…cache-refresh-executor-exponential-back-off-bound` | [`EurekaClientBuilder::backoff_bound`] |
 //! | `eureka.client.prefer-same-zone-eureka` | accepted (always preferred) |
@@ -39,11 +39,11 @@
 //! | `eureka.instance.initial-status` | initial status |
 //! | `eureka.client.proxy-host`, `proxy-port`, `proxy-user-name`, `proxy-password` | [`EurekaClientBuilder::proxy`]: an HTTP proxy for every call to the registry, the password never shown |
 //! | `eureka.client.tls.enabled` | the settings below are used only when `true` (as in Spring Cloud Netflix) |
-//! | `eureka.client.tls.trust-store` | a PEM file of CA certificates: [`EurekaClientBuilder::tls`] with [`feign_core::Tls::ca_file`] |
-//! | `eureka.client.tls.key-store` | a PEM file holding the client certificate (then its chain) and its private key, for mutual TLS: [`feign_core::Tls::identity_files`] |
+//! | `eureka.client.tls.trust-store` | a PEM file of CA certificates: [`EurekaClientBuilder::tls`] with [`feign_core::transport::Tls::ca_file`] |
+//! | `eureka.client.tls.key-store` | a PEM file holding the client certificate (then its chain) and its private key, for mutual TLS: [`feign_core::transport::Tls::identity_files`] |
 //! | `eureka.client.tls.key-store-type`, `trust-store-type` | `PEM` only: convert a PKCS12 or JKS store with `openssl pkcs12 -nodes` |
-//! | `eureka.client.tls.key-password` (or `key-store-password`) | the password of an encrypted PKCS#8 key in the key store: [`feign_core::Tls::key_password`]; `trust-store-password` is accepted and unused |
-//! | `eureka.client.tls.ssl-bundle` | the Spring Boot PEM SSL bundle `spring.ssl.bundle.pem.<name>.*` instead (see [`feign_core::Tls::from_ssl_bundle`]) |
+//! | `eureka.client.tls.key-password` (or `key-store-password`) | the password of an encrypted PKCS#8 key in the key store: [`feign_core::transport::Tls::key_password`]; `trust-store-password` is accepted and unused |
+//! | `eureka.client.tls.ssl-bundle` | the Spring Boot PEM SSL bundle `spring.ssl.bundle.pem.<name>.*` instead (see [`feign_core::transport::Tls::from_ssl_bundle`]) |
 //!
 //! Properties come from [`feign_config`], the property source shared with feign-core and
 //! feign-lb: names follow Spring's relaxed binding (`service-url`, `serviceUrl` and

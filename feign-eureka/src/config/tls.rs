@@ -3,7 +3,7 @@
 //! `eureka.client.proxy-*`, the proxy in front of them.
 
 use feign_config::{Config, ConfigError, Property};
-use feign_core::{Proxy, Tls};
+use feign_core::transport::{Proxy, Tls};
 
 use super::keys::KEYS;
 

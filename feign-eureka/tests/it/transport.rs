@@ -27,7 +27,7 @@ async fn a_client_with_the_ca_and_a_certificate_registers_and_discovers_over_mut
     let (logs, _guard) = feign_test_support::Captured::install();
     let pki = Pki::new();
     let server = mtls_registry(&pki).await;
-    let tls = feign_core::Tls::new()
+    let tls = feign_core::transport::Tls::new()
         .ca_pem(pki.ca.clone())
         .identity_pem(pki.client.cert.clone(), pki.client.key.clone());
     let eureka = EurekaClient::builder()
@@ -69,7 +69,7 @@ async fn a_client_with_the_ca_and_a_certificate_registers_and_discovers_over_mut
         ),
     ];
     for (identity, alert, reason) in refusals {
-        let mut tls = feign_core::Tls::new().ca_pem(pki.ca.clone());
+        let mut tls = feign_core::transport::Tls::new().ca_pem(pki.ca.clone());
         if let Some(other) = identity {
             tls = tls.identity_pem(other.client.cert.clone(), other.client.key.clone());
         }
@@ -182,7 +182,7 @@ async fn eureka_client_tls_properties_set_the_transport() {
     );
     let error = EurekaClient::builder()
         .service_urls(["https://127.0.0.1:1/eureka/"])
-        .tls(feign_core::Tls::new().identity_files(&wrong, &wrong))
+        .tls(feign_core::transport::Tls::new().identity_files(&wrong, &wrong))
         .start()
         .await
         .unwrap_err();

@@ -6,8 +6,11 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use arc_swap::ArcSwap;
 use feign_config::{Config, LiveConfig};
-use feign_core::{CallInfo, RetryPolicy};
-use feign_core::{ChooseRequest, Chosen, Error, Resolver, RetryContext, RetryDecision};
+use feign_core::resolve::CallInfo;
+use feign_core::resolve::{ChooseRequest, Chosen, Resolver};
+use feign_core::retry::RetryPolicy;
+use feign_core::retry::{RetryContext, RetryDecision};
+use feign_core::Error;
 
 use super::{Builder, LoadBalancer};
 

@@ -46,7 +46,7 @@ struct Layer {
 }
 
 /// The transport settings health checks connect with ([`Builder::health_check_transport`]).
-type Transport = Option<(feign_core::HttpClientConfig, feign_core::Options)>;
+type Transport = Option<(feign_core::transport::HttpClientConfig, feign_core::Options)>;
 
 impl Layer {
     fn wrap(

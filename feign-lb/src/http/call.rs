@@ -6,7 +6,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use feign_core::attempt::{Attempt, Attempts};
-use feign_core::{AttemptOutcome, CallInfo, Error, Resolver as _, RetryDecision, RetryPolicy};
+use feign_core::resolve::{AttemptOutcome, CallInfo, Resolver as _};
+use feign_core::retry::{RetryDecision, RetryPolicy};
+use feign_core::Error;
 use http::{HeaderMap, Method, StatusCode};
 
 use crate::LoadBalancer;

@@ -123,7 +123,7 @@ where
         .authority()
         .is_some_and(|a| a.as_str().contains('@'))
     {
-        let (_, authorization) = feign_core::split_basic_auth(&request.uri().to_string());
+        let (_, authorization) = feign_core::redact::split_basic_auth(&request.uri().to_string());
         if let Some(value) = authorization {
             request
                 .headers_mut()

@@ -7,7 +7,8 @@ use std::sync::{Arc, Weak};
 use std::time::Duration;
 
 use arc_swap::ArcSwap;
-use feign_core::{BoxError, HttpClientConfig, Options};
+use feign_core::transport::HttpClientConfig;
+use feign_core::{BoxError, Options};
 use futures_util::future::BoxFuture;
 use tokio::time::Instant;
 
@@ -208,7 +209,7 @@ impl HealthCheckOptions {
         let connect = self
             .connect_timeout
             .map_or(self.timeout, |c| c.min(self.timeout));
-        let builder = feign_core::reqwest_builder(connect, None, Some(self.timeout));
+        let builder = feign_core::client::reqwest_builder(connect, None, Some(self.timeout));
         Ok(self.http.apply(builder)?.build()?)
     }
 }

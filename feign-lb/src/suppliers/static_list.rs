@@ -195,7 +195,7 @@ fn parse(service: &str, url: &str) -> Result<ServiceInstance, InvalidUrl> {
 
 /// `url` as an error may show it: without secrets, at most 200 characters.
 fn shown(url: &str) -> String {
-    feign_core::redact_url(url)
+    feign_core::redact::url(url)
         .to_string()
         .chars()
         .take(200)

@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use std::time::Duration;
 
 use feign_config::{Config, ConfigError};
-use feign_core::{ChooseRequest, Chosen, Resolver};
+use feign_core::resolve::{ChooseRequest, Chosen, Resolver};
 use feign_lb::{LoadBalancer, Policy, ServiceInstance, SlowStart, StaticSupplier};
 use feign_test_support::TempDir;
 use http::{HeaderMap, HeaderValue, Method};
@@ -207,7 +207,7 @@ async fn health_check_port_and_refetch_from_the_file() {
     let lb = LoadBalancer::builder()
         .supplier(source.clone())
         .health_check_transport(
-            feign_core::HttpClientConfig::new(),
+            feign_core::transport::HttpClientConfig::new(),
             &feign_core::Options::new(),
         )
         .config(&config)

@@ -6,7 +6,8 @@ use std::collections::HashMap;
 use std::time::Duration;
 
 use feign_config::LiveConfig;
-use feign_core::{AttemptOutcome, ChooseRequest, Chosen, Error, Resolver};
+use feign_core::resolve::{AttemptOutcome, ChooseRequest, Chosen, Resolver};
+use feign_core::Error;
 use feign_lb::{
     InstanceState, LiveLoadBalancer, LoadBalancer, ServiceInstance, SlowStart, StaticSupplier,
 };

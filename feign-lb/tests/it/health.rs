@@ -9,7 +9,9 @@ use std::time::{Duration, Instant};
 
 use axum::routing::get;
 use axum::Router;
-use feign_core::{ChooseRequest, HttpClientConfig, Options, Proxy, Resolver, Tls};
+use feign_core::resolve::{ChooseRequest, Resolver};
+use feign_core::transport::{HttpClientConfig, Proxy, Tls};
+use feign_core::Options;
 use feign_lb::StaticSupplier;
 use feign_lb::{HealthCheckOptions, HealthCheckSupplier, InstanceSupplier, LoadBalancer};
 use feign_test_support::backend::{Backend, Mode};

@@ -6,7 +6,8 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use feign_core::{AttemptOutcome, ChooseRequest, Chosen, Error, Resolver};
+use feign_core::resolve::{AttemptOutcome, ChooseRequest, Chosen, Resolver};
+use feign_core::Error;
 use feign_lb::{
     Completion, LifecycleHook, LoadBalancer, Policy, ServiceInstance, SlowStart, StaticSupplier,
 };

@@ -6,7 +6,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use feign_core::{AttemptOutcome, ChooseRequest, Chosen, Error, Resolver};
+use feign_core::resolve::{AttemptOutcome, ChooseRequest, Chosen, Resolver};
+use feign_core::Error;
 use feign_lb::{
     Canary, Completion, CompletionStatus, Ejection, Hints, LifecycleHook, LoadBalancer, Policy,
     ServiceConfig, ServiceInstance, SlowStart, StaticSupplier, StickySession, VersionRouting,
@@ -448,7 +449,7 @@ fn stats_survive_a_list_change() {
 fn an_attempt_dropped_unreported_is_no_longer_in_flight() {
     let (lb, _s) = balancer(Policy::LeastRequest, (1..=2).map(instance).collect());
     let dropped: Vec<Chosen> = (0..3).map(|_| pick(&lb)).collect();
-    let observer: Arc<dyn feign_core::CallObserver> = Arc::new(NoObserver);
+    let observer: Arc<dyn feign_core::resolve::CallObserver> = Arc::new(NoObserver);
     let replaced = pick(&lb).with_observer(observer);
     assert_eq!(lb.counters(SVC).unwrap().active, 3);
     drop(dropped);
@@ -466,7 +467,7 @@ fn an_attempt_dropped_unreported_is_no_longer_in_flight() {
 
 struct NoObserver;
 
-impl feign_core::CallObserver for NoObserver {
+impl feign_core::resolve::CallObserver for NoObserver {
     fn on_complete(&self, _outcome: &AttemptOutcome<'_>, _elapsed: Duration) {}
 }
 

@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicBool, AtomicU16, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use feign_core::{AttemptOutcome, ChooseRequest, Resolver};
+use feign_core::resolve::{AttemptOutcome, ChooseRequest, Resolver};
 use feign_lb::{LoadBalancer, Policy, ServiceInstance, StaticSupplier};
 use http::{HeaderMap, Method, StatusCode};
 

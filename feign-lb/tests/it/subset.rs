@@ -5,7 +5,7 @@
 use std::collections::{BTreeSet, HashMap};
 
 use feign_config::Config;
-use feign_core::{ChooseRequest, Resolver};
+use feign_core::resolve::{ChooseRequest, Resolver};
 use feign_lb::{LoadBalancer, ServiceInstance, SlowStart, StaticSupplier, Subset};
 use http::{HeaderMap, Method};
 

@@ -72,7 +72,8 @@ impl OpenApi {
     /// refused here:
     ///
     /// ```compile_fail,E0277
-    /// use feign_core::{feign_client, DefaultErrorDecoder, Error};
+    /// use feign_core::{feign_client, Error};
+    /// use feign_core::codec::DefaultErrorDecoder;
     ///
     /// #[feign_client("order-service")]
     /// pub trait OrderService {

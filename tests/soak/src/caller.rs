@@ -8,10 +8,10 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use feign_core::config::LiveConfig;
-use feign_core::{
-    feign_client, CallInfo, ChooseRequest, Chosen, Error, Resolver, RetryContext, RetryDecision,
-    RetryPolicy, Tls,
-};
+use feign_core::resolve::{CallInfo, ChooseRequest, Chosen, Resolver};
+use feign_core::retry::{RetryContext, RetryDecision, RetryPolicy};
+use feign_core::transport::Tls;
+use feign_core::{feign_client, Error};
 use feign_eureka::EurekaClient;
 use feign_lb::LoadBalancer;
 

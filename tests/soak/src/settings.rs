@@ -4,7 +4,8 @@
 
 use std::time::Duration;
 
-use feign_core::{AdaptiveLimitConfig, HedgingConfig, Options};
+use feign_core::resilience::AdaptiveLimitConfig;
+use feign_core::{HedgingConfig, Options};
 use feign_lb::{Ejection, Policy, RetryBudget, RetryConfig};
 
 /// Heartbeat interval of every instance.

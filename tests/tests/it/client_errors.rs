@@ -5,9 +5,8 @@ use std::fmt;
 
 use axum::http::StatusCode;
 use axum::response::IntoResponse;
-use feign_core::{
-    error_decoder_fn, feign_client, DefaultErrorDecoder, Error, ErrorDecoder, Response, Retryer,
-};
+use feign_core::codec::{error_decoder_fn, DefaultErrorDecoder};
+use feign_core::{feign_client, Error, ErrorDecoder, Response, Retryer};
 use feign_test_support::{recording_server, Recorded};
 use serde::Deserialize;
 

@@ -7,7 +7,8 @@ use axum::extract::{Path, Query};
 use axum::http::{HeaderMap, StatusCode};
 use axum::routing::get;
 use axum::{Json, Router};
-use feign_core::{feign_client, interceptor_fn, Error};
+use feign_core::interceptor::interceptor_fn;
+use feign_core::{feign_client, Error};
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -8,7 +8,8 @@ use std::sync::Arc;
 use axum::http::StatusCode;
 use axum::routing::get;
 use axum::Router;
-use feign_core::{feign_client, Error, Resolver};
+use feign_core::resolve::Resolver;
+use feign_core::{feign_client, Error};
 use feign_lb::{LoadBalancer, Policy, StaticSupplier};
 use feign_test_support::closed_port_url;
 

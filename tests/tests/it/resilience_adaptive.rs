@@ -4,8 +4,9 @@
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
+use feign_core::resilience::AdaptiveLimitConfig;
 use feign_core::resilience::ADAPTIVE_CONCURRENCY_LIMIT;
-use feign_core::{AdaptiveLimitConfig, Retryer};
+use feign_core::Retryer;
 use feign_test_support::{calls_service, loaded_service, Calls as _, CallsClient, MetricsCapture};
 
 /// 48 callers calling in a loop for `run`; the median latency of the answered calls, how many

@@ -4,9 +4,8 @@
 
 use std::time::Duration;
 
-use feign_core::{
-    BreakerScope, CircuitBreakerConfig, CircuitState, Error, Retryer, StateTransition,
-};
+use feign_core::resilience::{BreakerScope, CircuitState, StateTransition};
+use feign_core::{CircuitBreakerConfig, Error, Retryer};
 use feign_test_support::{calls_service, Calls as _, CallsClient, MetricsCapture};
 use futures_util::future::join_all;
 use tokio::sync::broadcast::Receiver;

@@ -9,10 +9,12 @@ use std::time::Duration;
 
 use axum::routing::get;
 use axum::Router;
+use feign_core::codec::{decoder_fn, DecodeTarget};
+use feign_core::resilience::{
+    classifier_fn, AdaptiveLimitConfig, Classification, DefaultClassifier, FailureClassifier,
+};
 use feign_core::{
-    classifier_fn, decoder_fn, feign_client, AdaptiveLimitConfig, BulkheadConfig,
-    CircuitBreakerConfig, Classification, DecodeTarget, DefaultClassifier, Error,
-    FailureClassifier, FallbackFactory, Response, Retryer,
+    feign_client, BulkheadConfig, CircuitBreakerConfig, Error, FallbackFactory, Response, Retryer,
 };
 use feign_test_support::Server;
 

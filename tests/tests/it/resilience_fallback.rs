@@ -1,13 +1,15 @@
 //! Fallbacks of `#[feign_client]` against a loopback service: used for 5xx, timeouts, refused
-//! connections, an open breaker, a full bulkhead and the adaptive limit, never for 4xx; a factory sees the cause;
-//! the classifier decides; consumed arguments still reach the fallback.
+//! connections, an open breaker, a full bulkhead and the adaptive limit, never for 4xx; a factory
+//! sees the cause; the classifier decides; consumed arguments still reach the fallback.
 
 use std::sync::Arc;
 use std::time::Duration;
 
+use feign_core::resilience::{
+    classifier_fn, AdaptiveLimitConfig, Classification, DefaultClassifier, FailureClassifier,
+};
 use feign_core::{
-    classifier_fn, feign_client, AdaptiveLimitConfig, BulkheadConfig, CircuitBreakerConfig,
-    Classification, DefaultClassifier, Error, FailureClassifier, FallbackFactory, Options, Retryer,
+    feign_client, BulkheadConfig, CircuitBreakerConfig, Error, FallbackFactory, Options, Retryer,
 };
 use feign_test_support::{calls_service, closed_port_url};
 use http::StatusCode;

@@ -20,7 +20,8 @@ use feign_bench::backend::ServerRuntime;
 use feign_bench::figures::adaptive::{summary, Guard, Measured};
 use feign_bench::load::{interleaved, open_loop, OpenCall};
 use feign_bench::stats::Latencies;
-use feign_core::{AdaptiveLimitConfig, BulkheadConfig, Options, Retryer};
+use feign_core::resilience::AdaptiveLimitConfig;
+use feign_core::{BulkheadConfig, Options, Retryer};
 use feign_test_support::{loaded_service, Calls as _, CallsClient};
 
 /// Command-line settings.
