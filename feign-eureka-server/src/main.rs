@@ -5,6 +5,7 @@
 //! feign-eureka apps --server http://127.0.0.1:8761/eureka/
 //! ```
 
+use std::io::IsTerminal;
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -202,6 +203,8 @@ async fn run_server(args: Serve) -> Result<(), CliError> {
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()),
         )
+        // Colour codes only for a person at a terminal, not in a piped or redirected log.
+        .with_ansi(std::io::stdout().is_terminal())
         .init();
     let bind = if args.bind.contains(':') && !args.bind.starts_with('[') {
         format!("[{}]:{}", args.bind, args.port)
