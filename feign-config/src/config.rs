@@ -5,7 +5,7 @@ use std::fmt;
 use std::path::Path;
 use std::sync::Arc;
 
-use crate::property::Property;
+use crate::property::{Property, ENV_ORIGIN};
 use crate::source::{self, Entry, Value};
 use crate::warned::Warned;
 use crate::{relaxed, ConfigError};
@@ -148,7 +148,7 @@ impl Config {
         for (name, value) in vars {
             let name = name.as_ref();
             if let Some(key) = crate::key::from_env_name(name) {
-                let origin: Arc<str> = Arc::from(format!("environment variable {name}"));
+                let origin: Arc<str> = Arc::from(format!("{ENV_ORIGIN}{name}"));
                 self.entries
                     .push(Entry::new(key, Value::Scalar(value.into()), &origin));
             }

@@ -142,7 +142,7 @@ impl Namespace {
         for property in config.section(self.prefix)? {
             match self.find(&property) {
                 Some(key) => key.apply(&property)?,
-                None => return Err(self.unknown(&property)),
+                None => self.unknown(&property)?,
             }
         }
         Ok(())
@@ -155,7 +155,7 @@ impl Namespace {
     pub fn unbound(&self, property: &Property) -> Result<(), ConfigError> {
         match self.find(property) {
             Some(key) if !matches!(key.kind, Kind::Bound) => key.apply(property),
-            _ => Err(self.unknown(property)),
+            _ => self.unknown(property),
         }
     }
 
@@ -204,25 +204,34 @@ impl Namespace {
             .map(|(_, key)| key)
     }
 
-    /// The unknown-property error for `property`, naming the nearest known key if one is near.
-    fn unknown(&self, property: &Property) -> ConfigError {
-        let Some(rest) = self.rest(property) else {
-            return property.unknown();
+    /// An unknown property: refused with the nearest known key if one is near, or, when it
+    /// comes from an environment variable, warned about and ignored: the environment is shared
+    /// with other programs, whose variables may fall under the prefix (`FEIGN_…`, `EUREKA_…`).
+    fn unknown(&self, property: &Property) -> Result<(), ConfigError> {
+        let why = match self.nearest(property) {
+            Some(near) => format!("unknown property, did you mean `{}.{near}`?", self.prefix),
+            None => "unknown property".to_owned(),
         };
+        if property.from_environment() {
+            property.warn(format_args!(
+                "{why} (ignored: an environment variable may belong to another program)"
+            ));
+            return Ok(());
+        }
+        Err(property.error(why))
+    }
+
+    /// The known key nearest to `property`'s, as `property` writes the parts a pattern leaves
+    /// open; `None` when none is near.
+    fn nearest(&self, property: &Property) -> Option<String> {
+        let rest = self.rest(property)?;
         let depth = self.prefix.split('.').count();
         let written: Vec<&str> = property.key().split('.').skip(depth).collect();
         let candidates = self
             .keys()
             .map(|(pattern, _)| Candidate::fill(&pattern, &written))
             .collect();
-        match nearest::nearest(&rest, candidates) {
-            Some(near) => property.error(format!(
-                "unknown property, did you mean `{}.{}`?",
-                self.prefix,
-                near.written.join(".")
-            )),
-            None => property.unknown(),
-        }
+        nearest::nearest(&rest, candidates).map(|near| near.written.join("."))
     }
 }
 

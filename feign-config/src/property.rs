@@ -10,6 +10,9 @@ use crate::source::Value;
 use crate::warned::Warned;
 use crate::ConfigError;
 
+/// How the origin of a property read from the environment begins; the variable's name follows.
+pub(crate) const ENV_ORIGIN: &str = "environment variable ";
+
 /// A property as a binder sees it: its name as written, where it came from, and its value
 /// with placeholders resolved.
 ///
@@ -58,6 +61,11 @@ impl Property {
     /// The file, `environment variable NAME`, or `code` the value came from.
     pub fn origin(&self) -> &str {
         &self.origin
+    }
+
+    /// Whether the value came from an environment variable.
+    pub fn from_environment(&self) -> bool {
+        self.origin.starts_with(ENV_ORIGIN)
     }
 
     /// The relaxed name after the section's prefix, e.g. `readtimeout` or

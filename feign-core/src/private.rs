@@ -65,13 +65,14 @@
 //!         // One call, typed by the method's return kind (see below).
 //!         let __feign_res = self.core.call::<::feign_core::__private::Json<Order>>(req).await;
 //!         // Without a fallback (the trait is not object safe):
-//!         // __feign_res.map_err(::core::convert::From::from)
+//!         // __feign_res.map_err(|e| <Error as ::feign_core::__private::MethodError>::from_error(e))
 //!         match __feign_res {
 //!             Ok(v) => Ok(v),
 //!             // Err(error) back when there is no fallback or the error does not call for one.
 //!             Err(e) => match self.core.fallback::<dyn OrderService>(e) {
 //!                 Ok(fallback) => fallback.get_order(id).await,
-//!                 Err(e) => Err(::core::convert::From::from(e)),
+//!                 // `E` as written, spanned on it; `From::from(e)` for a `Result<T>` alias.
+//!                 Err(e) => Err(<Error as ::feign_core::__private::MethodError>::from_error(e)),
 //!             },
 //!         }
 //!     }
@@ -98,6 +99,9 @@
 //! `fallback_factory = F` with
 //! `.fallback_factory(::feign_core::__private::fallback_factory::<dyn OrderService, _>(<F as Default>::default()))`,
 //! both spanned on the type as written.
+//!
+//! The call itself is spanned on the decoded type `T` of a `Json<T>` kind, so a `T` that is not
+//! `Deserialize` is reported where the user wrote it.
 //!
 //! Return kinds, chosen by the macro from the last path segment of `T` in `Result<T, E>`
 //! (`E` is any `From<feign_core::Error>`): `()` → `Unit`; `String` → `Text`; `Bytes` → `Raw`;
@@ -181,6 +185,25 @@ use bytes::Bytes;
 
 use crate::multipart::{FilePart, Part};
 use crate::{BodyStream, Builder, FileBody};
+
+/// A client method's error type, the `E` of `Result<T, E>`: any `From<feign_core::Error>`. The
+/// generated code converts through it, so an `E` that is not one is reported once, on the type
+/// the user wrote, saying what it lacks.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be the error type of a client method",
+    label = "not `From<feign_core::Error>`",
+    note = "a client method returns `Result<T, E>` where `E: From<feign_core::Error>`: return `feign_core::Error`, or implement `From<feign_core::Error>` for `{Self}`"
+)]
+pub trait MethodError: Sized {
+    /// `error` as `Self`.
+    fn from_error(error: crate::Error) -> Self;
+}
+
+impl<E: From<crate::Error>> MethodError for E {
+    fn from_error(error: crate::Error) -> Self {
+        E::from(error)
+    }
+}
 
 /// What a fallback gets for an argument its failed call consumed (a stream, a file, a part):
 /// the same announcement where there is one (file name, content type), with content that fails

@@ -143,6 +143,7 @@ mod snapshot;
 mod snapshot_cache;
 mod state;
 mod stats;
+mod stride;
 mod supplier;
 mod suppliers;
 mod sync;

@@ -29,6 +29,9 @@ pub(crate) const PARAM_ATTRS: &[&str] = &[
     "part",
 ];
 
+/// The method attributes other than the HTTP methods.
+const METHOD_ATTRS: &[&str] = &["headers", "idempotent", "options", "multipart"];
+
 /// Attributes rustc accepts on a parameter; they are left alone.
 const BUILTIN_PARAM_ATTRS: &[&str] = &[
     "cfg", "cfg_attr", "allow", "warn", "deny", "forbid", "expect",
@@ -430,14 +433,77 @@ pub(crate) fn is_builtin_param_attr(attr: &Attribute) -> bool {
 /// Whether the attribute is one this macro consumes on a method.
 pub(crate) fn is_method_attr(attr: &Attribute) -> bool {
     let name = attr_name(attr);
-    HTTP_METHODS.contains(&name.as_str())
-        || matches!(
-            name.as_str(),
-            "headers" | "idempotent" | "options" | "multipart"
-        )
+    HTTP_METHODS.contains(&name.as_str()) || METHOD_ATTRS.contains(&name.as_str())
+}
+
+/// The method attribute a method's unknown attribute is a misspelling of, such as `get` for
+/// `#[gte]`. The macro reports it and removes it from the trait.
+pub(crate) fn misspelled_method_attr(attr: &Attribute) -> Option<&'static str> {
+    if is_method_attr(attr) {
+        return None;
+    }
+    let known: Vec<&'static str> = HTTP_METHODS.iter().chain(METHOD_ATTRS).copied().collect();
+    nearest(&attr_name(attr), &known)
+}
+
+/// The name among `known` that `name` is a misspelling of: the nearest within one edit per
+/// three letters (rustc's bound for its own suggestions), the first of equals.
+pub(crate) fn nearest<'k>(name: &str, known: &[&'k str]) -> Option<&'k str> {
+    if name.is_empty() {
+        return None;
+    }
+    let most = name.chars().count().max(3) / 3;
+    known
+        .iter()
+        .map(|candidate| (strsim::damerau_levenshtein(name, candidate), *candidate))
+        .filter(|(distance, _)| *distance <= most)
+        .min_by_key(|(distance, _)| *distance)
+        .map(|(_, candidate)| candidate)
 }
 
 /// Whether the attribute is one this macro consumes on the trait.
 pub(crate) fn is_trait_attr(attr: &Attribute) -> bool {
     attr_name(attr) == "headers"
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn method_attr(text: &str) -> Option<&'static str> {
+        let mut attr: Attribute = syn::parse_quote!(#[doc = "x"]);
+        attr.meta = syn::parse_str(text).unwrap();
+        misspelled_method_attr(&attr)
+    }
+
+    #[test]
+    fn suggests_the_attribute_a_typo_is_nearest() {
+        assert_eq!(nearest("quey", PARAM_ATTRS), Some("query"));
+        assert_eq!(nearest("bdy", PARAM_ATTRS), Some("body"));
+        assert_eq!(nearest("from", PARAM_ATTRS), Some("form"));
+        assert_eq!(nearest("frobnicate", PARAM_ATTRS), None);
+        assert_eq!(nearest("", PARAM_ATTRS), None);
+        assert_eq!(method_attr("gte(\"/x\")"), Some("get"));
+        assert_eq!(method_attr("header(\"A: b\")"), Some("headers"));
+        assert_eq!(method_attr("idempotnet"), Some("idempotent"));
+        assert_eq!(method_attr("get(\"/x\")"), None);
+    }
+
+    #[test]
+    fn leaves_rustc_attributes_alone() {
+        for builtin in [
+            "doc = \"x\"",
+            "allow(dead_code)",
+            "deny(warnings)",
+            "must_use",
+            "inline",
+            "cfg(test)",
+            "deprecated",
+            "track_caller",
+            "expect(unused)",
+            "tracing::instrument",
+        ] {
+            assert_eq!(method_attr(builtin), None, "{builtin}");
+        }
+    }
 }

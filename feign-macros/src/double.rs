@@ -9,12 +9,11 @@ use syn::visit_mut::{self, VisitMut};
 use syn::{FnArg, ItemTrait, Lifetime, Pat, Type};
 
 use crate::ast::{Client, Method, Role};
-use crate::valid;
 
 /// The double of `client`'s trait; nothing for a trait that cannot be `dyn Trait`.
 pub(crate) fn expand(client: &Client<'_>, krate: &TokenStream) -> TokenStream {
     let item = client.original;
-    if valid::not_object_safe(item).is_some() {
+    if !client.object_safe() {
         return TokenStream::new();
     }
     let methods: Vec<&Method<'_>> = client
@@ -157,9 +156,9 @@ fn signature(
     let marker = &names.marker;
     let lifetime = Lifetime::new("'__feign", proc_macro2::Span::call_site());
     let (args, _) = args_type(method, &lifetime);
-    let output = match &method.original.sig.output {
-        syn::ReturnType::Type(_, ty) => quote!(#ty),
-        syn::ReturnType::Default => quote!(()),
+    let output = match method.output.written() {
+        Some(ty) => quote!(#ty),
+        None => quote!(()),
     };
     let trait_name = item.ident.unraw().to_string();
     let method_name = method.ident().unraw().to_string();
@@ -197,19 +196,13 @@ fn args_type(method: &Method<'_>, lifetime: &Lifetime) -> (TokenStream, bool) {
     (tokens, rename.borrowed)
 }
 
-/// The typed parameters with their generated names.
+/// The typed parameters' types with their generated names.
 fn parameters<'m>(method: &'m Method<'_>) -> impl Iterator<Item = (syn::Ident, &'m Type)> {
     method
-        .original
-        .sig
-        .inputs
+        .params
         .iter()
-        .filter_map(|input| match input {
-            FnArg::Typed(typed) => Some(&*typed.ty),
-            FnArg::Receiver(_) => None,
-        })
         .enumerate()
-        .map(|(index, ty)| (format_ident!("__feign_arg{}", index), ty))
+        .map(|(index, param)| (format_ident!("__feign_arg{}", index), param.arg.ty.ty))
 }
 
 /// Names every lifetime but `'static`, elided ones included, with one lifetime.
@@ -270,7 +263,7 @@ fn method_impl(method: &Method<'_>, krate: &TokenStream) -> TokenStream {
         let text = quote!((&#double::Probe(&#ident)).debug_text());
         match param.role.as_ref().map(|(role, _)| role) {
             Some(Role::Header(name)) => quote!(#double::header_text(#name, #text)),
-            Some(Role::Query(name, _)) => quote!(#double::query_text(#name, #text)),
+            Some(Role::Query { name, .. }) => quote!(#double::query_text(#name, #text)),
             Some(Role::HeaderMap | Role::Param(_)) => quote!(#double::masked()),
             _ => text,
         }

@@ -1,17 +1,17 @@
 //! Generation of the client: the rewritten trait, `{Trait}Client`, its builder and one method
 //! body per HTTP method, calling only `{crate}::__private`.
 
-use proc_macro2::{Literal, TokenStream};
+use proc_macro2::{Literal, Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned, ToTokens};
 use syn::spanned::Spanned;
-use syn::{FnArg, ItemTrait, ReturnType, TraitItem, Type};
+use syn::{FnArg, ItemTrait, TraitItem};
 
-use crate::ast::{Client, HeaderTemplate, Http, Method, Role};
+use crate::ast::{Client, HeaderTemplate, Http, Method, Param, Part, Role};
 use crate::attr::{self, FallbackArg};
 use crate::ctxt::Ctxt;
 use crate::header::Piece;
-use crate::template::Part;
-use crate::ty::{self, Body, Decode, PartKind, Shape};
+use crate::kind::{Arg, Body, BodyKind, Kept, PartKind, ReturnKind, Shape, Written};
+use crate::template;
 use crate::valid;
 
 /// Expands `#[feign_client(args)] trait ...`, or returns every mistake found.
@@ -54,7 +54,9 @@ pub(crate) fn user_trait(item: &ItemTrait, krate: &TokenStream) -> TokenStream {
     }
     for entry in &mut item.items {
         if let TraitItem::Fn(method) = entry {
-            method.attrs.retain(|attr| !attr::is_method_attr(attr));
+            method.attrs.retain(|attr| {
+                !attr::is_method_attr(attr) && attr::misspelled_method_attr(attr).is_none()
+            });
             for input in &mut method.sig.inputs {
                 if let FnArg::Typed(typed) = input {
                     typed.attrs.retain(attr::is_builtin_param_attr);
@@ -184,7 +186,7 @@ fn generate(client: &Client<'_>) -> TokenStream {
     );
     let user_trait = user_trait(item, &krate);
     // The fallback setters of the builder need `dyn Trait`, which only an object-safe trait has.
-    let client_trait = if valid::not_object_safe(item).is_none() {
+    let client_trait = if client.object_safe() {
         quote! {
             #[automatically_derived]
             impl #krate::__private::ClientTrait for #client_ident {
@@ -236,22 +238,13 @@ fn method_impl(
     }
     let meta = method_meta(client, method, http, krate);
     // Every object-safe client can be given a fallback, by the attribute or the builder.
-    let fallback = valid::not_object_safe(client.original).is_none();
+    let fallback = client.object_safe();
     let multipart = method.multipart.map(|_| quote!(__feign_req.multipart();));
     let statements: Vec<TokenStream> = multipart
         .into_iter()
         .chain(method.params.iter().filter_map(|param| {
             let (role, _) = param.role.as_ref()?;
-            let ident = param.ident?;
-            let ty = &*param.original.ty;
-            Some(argument(
-                krate,
-                role,
-                ident,
-                ty,
-                path_index(method, ident),
-                fallback,
-            ))
+            Some(argument(krate, param, role, param.ident?, fallback))
         }))
         .chain(
             method
@@ -265,114 +258,116 @@ fn method_impl(
     } else {
         quote!(mut __feign_req)
     };
-    let ok: Type = match &sig.output {
-        ReturnType::Type(_, ret) => ty::result_ok(ret)
-            .cloned()
-            .unwrap_or_else(|| syn::parse_quote!(())),
-        ReturnType::Default => syn::parse_quote!(()),
-    };
-    let kind = return_kind(krate, &ok);
+    let call = call(krate, method.output.kind());
     let result = if fallback {
-        let trait_ident = &client.original.ident;
-        let method_ident = &sig.ident;
-        let args = method.params.iter().filter_map(|param| {
-            let ident = param.ident?;
-            let kept = kept_ident(ident);
-            Some(match &param.role {
-                Some((role, _)) => match kept_kind(role, &param.original.ty) {
-                    Kept::Cloned => quote!(::core::option::Option::unwrap_or_default(#kept)),
-                    Kept::Spent => quote!(#krate::__private::kept(#kept)),
-                    Kept::No => ident.to_token_stream(),
-                },
-                None => ident.to_token_stream(),
-            })
-        });
-        quote! {
-            match __feign_res {
-                ::core::result::Result::Ok(__feign_ok) => ::core::result::Result::Ok(__feign_ok),
-                ::core::result::Result::Err(__feign_err) => {
-                    match self.core.fallback::<dyn #trait_ident>(__feign_err) {
-                        ::core::result::Result::Ok(__feign_fallback) => {
-                            __feign_fallback.#method_ident(#(#args),*).await
-                        }
-                        ::core::result::Result::Err(__feign_err) => {
-                            ::core::result::Result::Err(::core::convert::From::from(__feign_err))
-                        }
-                    }
-                }
-            }
-        }
+        with_fallback(krate, client, method)
     } else {
-        quote!(__feign_res.map_err(::core::convert::From::from))
+        match into_error(krate, method) {
+            Some(error) => quote!(__feign_res.map_err(|__feign_err| #error)),
+            None => quote!(__feign_res.map_err(::core::convert::From::from)),
+        }
     };
     quote! {
         #sig {
             static META: #krate::__private::MethodMeta = #meta;
             let #binding = self.core.request(&META);
             #(#statements)*
-            let __feign_res = self.core.call::<#kind>(__feign_req).await;
+            #call
             #result
         }
     }
 }
 
-/// The index of a `#[path]` parameter among the method's path parameters.
-fn path_index(method: &Method<'_>, ident: &syn::Ident) -> usize {
-    method
-        .params
-        .iter()
-        .filter(|param| matches!(param.role, Some((Role::Path(_), _))))
-        .position(|param| param.ident == Some(ident))
-        .unwrap_or_default()
-}
-
-/// The return kind `Core::call` is typed by, for the `T` of `Result<T, E>`.
-fn return_kind(krate: &TokenStream, ok: &Type) -> TokenStream {
-    let (optional, decode) = ty::decode(ok);
-    let value = if optional {
-        option_arg(ok).unwrap_or(ok)
-    } else {
-        ok
-    };
-    let kind = match decode {
-        Decode::Unit => quote!(#krate::__private::Unit),
-        Decode::String => quote!(#krate::__private::Text),
-        Decode::Bytes => quote!(#krate::__private::Raw),
-        Decode::Response => quote!(#krate::__private::Whole),
-        Decode::Streaming => quote!(#krate::__private::Stream),
-        Decode::Json => quote!(#krate::__private::Json<#value>),
-        Decode::Entity(body) => {
-            let body = match body {
-                Body::Unit => quote!(#krate::__private::Unit),
-                Body::String => quote!(#krate::__private::Text),
-                Body::Bytes => quote!(#krate::__private::Raw),
-                Body::Json => {
-                    let inner =
-                        ty::entity_body(ok).map_or_else(|| quote!(()), ToTokens::to_token_stream);
-                    quote!(#krate::__private::Json<#inner>)
+/// The method's result when its call failed and the client may have a fallback: the fallback's
+/// answer, or the error.
+fn with_fallback(krate: &TokenStream, client: &Client<'_>, method: &Method<'_>) -> TokenStream {
+    let trait_ident = &client.original.ident;
+    let method_ident = method.ident();
+    let args = method.params.iter().filter_map(|param| {
+        let ident = param.ident?;
+        let kept = kept_ident(ident);
+        Some(match param.kept {
+            Kept::Cloned => quote!(::core::option::Option::unwrap_or_default(#kept)),
+            Kept::Spent => quote!(#krate::__private::kept(#kept)),
+            Kept::No => ident.to_token_stream(),
+        })
+    });
+    let error = into_error(krate, method)
+        .unwrap_or_else(|| quote!(::core::convert::From::from(__feign_err)));
+    quote! {
+        match __feign_res {
+            ::core::result::Result::Ok(__feign_ok) => ::core::result::Result::Ok(__feign_ok),
+            ::core::result::Result::Err(__feign_err) => {
+                match self.core.fallback::<dyn #trait_ident>(__feign_err) {
+                    ::core::result::Result::Ok(__feign_fallback) => {
+                        __feign_fallback.#method_ident(#(#args),*).await
+                    }
+                    ::core::result::Result::Err(__feign_err) => {
+                        ::core::result::Result::Err(#error)
+                    }
                 }
-            };
-            quote!(#krate::__private::Entity<#body>)
+            }
         }
-    };
-    if optional {
-        quote!(#krate::__private::Optional<#kind>)
-    } else {
-        kind
     }
 }
 
-/// The `T` of an `Option<T>`.
-fn option_arg(ty: &Type) -> Option<&Type> {
-    let Type::Path(path) = ty::peel(ty) else {
-        return None;
+/// `__feign_err`, a `feign_core::Error`, as the method's error type `E` when `E` is written:
+/// through `__private::MethodError`, spanned on `E`, so an `E` that is not
+/// `From<feign_core::Error>` is reported there, as such. `None`: `From::from` does.
+fn into_error(krate: &TokenStream, method: &Method<'_>) -> Option<TokenStream> {
+    let error = method.output.error().filter(|error| !error.impl_trait)?;
+    let ty = error.ty;
+    Some(
+        quote_spanned!(ty.span()=> <#ty as #krate::__private::MethodError>::from_error(__feign_err)),
+    )
+}
+
+/// The one call, typed by the method's return kind. With a decoded type, the call and its
+/// kind are spanned on it, so a type that is not `Deserialize` is reported where the user wrote
+/// it.
+fn call(krate: &TokenStream, kind: &ReturnKind<'_>) -> TokenStream {
+    let span = kind
+        .decoded()
+        .map_or_else(Span::call_site, |value| value.ty.span());
+    let krate: TokenStream = krate
+        .clone()
+        .into_iter()
+        .map(|mut tree| {
+            tree.set_span(span);
+            tree
+        })
+        .collect();
+    let typed = return_kind(&krate, kind, span);
+    quote_spanned!(span=> let __feign_res = self.core.call::<#typed>(__feign_req).await;)
+}
+
+/// The return kind `Core::call` is typed by, spanned on `span`.
+fn return_kind(krate: &TokenStream, kind: &ReturnKind<'_>, span: Span) -> TokenStream {
+    let private = quote_spanned!(span=> #krate::__private);
+    let json = |value: &Written<'_>| {
+        let ty = value.ty;
+        quote_spanned!(span=> #private::Json<#ty>)
     };
-    match &path.path.segments.last()?.arguments {
-        syn::PathArguments::AngleBracketed(args) => match args.args.first()? {
-            syn::GenericArgument::Type(inner) => Some(inner),
-            _ => None,
-        },
-        _ => None,
+    match kind {
+        ReturnKind::Unit => quote_spanned!(span=> #private::Unit),
+        ReturnKind::Text => quote_spanned!(span=> #private::Text),
+        ReturnKind::Raw => quote_spanned!(span=> #private::Raw),
+        ReturnKind::Whole => quote_spanned!(span=> #private::Whole),
+        ReturnKind::Stream => quote_spanned!(span=> #private::Stream),
+        ReturnKind::Json(value) => json(value),
+        ReturnKind::Entity(body) => {
+            let body = match body {
+                BodyKind::Unit => quote_spanned!(span=> #private::Unit),
+                BodyKind::Text => quote_spanned!(span=> #private::Text),
+                BodyKind::Raw => quote_spanned!(span=> #private::Raw),
+                BodyKind::Json(value) => json(value),
+            };
+            quote_spanned!(span=> #private::Entity<#body>)
+        }
+        ReturnKind::Optional(inner) => {
+            let inner = return_kind(krate, inner, span);
+            quote_spanned!(span=> #private::Optional<#inner>)
+        }
     }
 }
 
@@ -396,17 +391,9 @@ fn method_meta(
         .into_iter()
         .flatten()
         .map(|part| match part {
-            Part::Literal(text) => quote!(#krate::__private::PathPart::Literal(#text)),
-            Part::Var(var) => {
-                let index = method
-                    .params
-                    .iter()
-                    .filter_map(|param| match &param.role {
-                        Some((Role::Path(name), _)) => Some(name),
-                        _ => None,
-                    })
-                    .position(|name| name == var)
-                    .unwrap_or_default();
+            template::Part::Literal(text) => quote!(#krate::__private::PathPart::Literal(#text)),
+            template::Part::Var(var) => {
+                let index = method.path_index(var).unwrap_or_default();
                 quote!(#krate::__private::PathPart::Var(#index))
             }
         });
@@ -473,35 +460,44 @@ fn method_meta(
 /// body is cloned first so the fallback still gets it.
 fn argument(
     krate: &TokenStream,
-    role: &Role,
+    param: &Param<'_>,
+    role: &Role<'_>,
     ident: &syn::Ident,
-    ty: &Type,
-    path_index: usize,
     fallback: bool,
 ) -> TokenStream {
-    let span = ty.span();
-    let turbofish = |ty: &Type| {
-        if ty::names_impl_trait(ty) {
+    let span = param.arg.ty.ty.span();
+    let turbofish = |written: &Written<'_>| {
+        if written.impl_trait {
             quote!()
         } else {
+            let ty = written.ty;
             quote_spanned!(span=> ::<#ty>)
         }
     };
-    let whole = turbofish(ty);
+    let whole = turbofish(&param.arg.ty);
+    let keep = || keep(krate, param, ident, fallback);
     match role {
-        Role::Path(_) => quote_spanned!(span=> __feign_req.path #whole (#path_index, &#ident);),
-        Role::Query(name, None) => unroll(ty, quote!(&#ident), 0, &|value, ty| {
+        Role::Path { index, .. } => {
+            quote_spanned!(span=> __feign_req.path #whole (#index, &#ident);)
+        }
+        Role::Query {
+            name,
+            separator: None,
+        } => unroll(&param.arg, quote!(&#ident), 0, &|value, ty| {
             let turbofish = turbofish(ty);
             quote_spanned!(span=> __feign_req.query #turbofish (#name, #value);)
         }),
-        Role::Query(name, Some(separator)) => joined(ty, quote!(&#ident), 0, &|value, many| {
+        Role::Query {
+            name,
+            separator: Some(separator),
+        } => joined(&param.arg, quote!(&#ident), 0, &|value, many| {
             if many {
                 quote_spanned!(span=> __feign_req.query_joined(#name, #separator, (#value).iter());)
             } else {
                 quote_spanned!(span=> __feign_req.query(#name, #value);)
             }
         }),
-        Role::Header(name) => unroll(ty, quote!(&#ident), 0, &|value, ty| {
+        Role::Header(name) => unroll(&param.arg, quote!(&#ident), 0, &|value, ty| {
             let turbofish = turbofish(ty);
             quote_spanned!(span=> __feign_req.header #turbofish (#name, #value);)
         }),
@@ -510,25 +506,22 @@ fn argument(
         Role::Param(_) => TokenStream::new(),
         Role::HeaderMap => quote_spanned!(span=> __feign_req.header_map #whole (&#ident);),
         Role::Form => quote_spanned!(span=> __feign_req.form #whole (&#ident);),
-        Role::Part(name) => {
-            let keep = keep(krate, role, ident, ty, fallback);
-            let add = part(krate, name, ident, ty, &turbofish);
+        Role::Part(part) => {
+            let (keep, add) = (keep(), self::part(krate, param, part, ident, &turbofish));
             quote!(#keep #add)
         }
-        Role::Body if ty::stream_body(ty) => {
-            let keep = keep(krate, role, ident, ty, fallback);
+        Role::Body(Body::Stream) => {
+            let keep = keep();
             quote_spanned!(span=> #keep __feign_req.body_stream #whole (#ident);)
         }
-        Role::Body => match ty::raw_body(ty) {
-            Some(true) => {
-                quote_spanned!(span=> __feign_req.body_raw(::std::borrow::ToOwned::to_owned(#ident));)
-            }
-            Some(false) => {
-                let keep = keep(krate, role, ident, ty, fallback);
-                quote_spanned!(span=> #keep __feign_req.body_raw #whole (#ident);)
-            }
-            None => quote_spanned!(span=> __feign_req.body #whole (&#ident);),
-        },
+        Role::Body(Body::Raw { by_ref: true, .. }) => {
+            quote_spanned!(span=> __feign_req.body_raw(::std::borrow::ToOwned::to_owned(#ident));)
+        }
+        Role::Body(Body::Raw { by_ref: false, .. }) => {
+            let keep = keep();
+            quote_spanned!(span=> #keep __feign_req.body_raw #whole (#ident);)
+        }
+        Role::Body(Body::Serialized) => quote_spanned!(span=> __feign_req.body #whole (&#ident);),
     }
 }
 
@@ -547,16 +540,18 @@ fn header_template(
         .map(|piece| match piece {
             Piece::Literal(text) => quote!(#krate::__private::HeaderPart::Literal(#text)),
             Piece::Var(var) => {
-                let param = method.params.iter().find(|param| {
-                    matches!(&param.role, Some((Role::Param(name) | Role::Path(name), _)) if name == var)
-                });
-                let Some((ident, ty)) = param.and_then(|p| Some((p.ident?, &*p.original.ty))) else {
+                let param = method.header_params(var).next();
+                let Some((ident, param)) = param.and_then(|p| Some((p.ident?, p))) else {
                     return quote!(#krate::__private::HeaderPart::Literal(""));
                 };
-                let value = match ty::shape(ty) {
+                let ty = param.arg.ty.ty;
+                let value = match param.arg.shape {
                     Shape::Option(_) => {
                         let binding = format_ident!("__feign_h_{}", ident);
-                        if !optional.iter().any(|(_, b): &(&syn::Ident, syn::Ident)| *b == binding) {
+                        if !optional
+                            .iter()
+                            .any(|(_, b): &(&syn::Ident, syn::Ident)| *b == binding)
+                        {
                             optional.push((ident, binding.clone()));
                         }
                         binding.to_token_stream()
@@ -575,47 +570,18 @@ fn header_template(
     statement
 }
 
-/// How an argument the request consumes reaches the fallback.
-enum Kept {
-    /// Not consumed: the fallback gets the parameter itself.
-    No,
-    /// Owned bytes or text: a clone, made only when the client has a fallback.
-    Cloned,
-    /// A stream or file: `KeepForFallback`'s stand-in (same name, unreadable content).
-    Spent,
-}
-
-fn kept_kind(role: &Role, ty: &Type) -> Kept {
-    match role {
-        Role::Body if ty::raw_body(ty) == Some(false) => Kept::Cloned,
-        Role::Body if ty::stream_body(ty) => Kept::Spent,
-        Role::Part(_) => match ty::part(ty) {
-            (false, PartKind::Bytes(false)) => Kept::Cloned,
-            (_, PartKind::Part | PartKind::Parts) => Kept::Spent,
-            _ => Kept::No,
-        },
-        _ => Kept::No,
-    }
-}
-
 /// The statement keeping what a consumed argument leaves the fallback, when the client has one.
-fn keep(
-    krate: &TokenStream,
-    role: &Role,
-    ident: &syn::Ident,
-    ty: &Type,
-    fallback: bool,
-) -> TokenStream {
+fn keep(krate: &TokenStream, param: &Param<'_>, ident: &syn::Ident, fallback: bool) -> TokenStream {
     if !fallback {
         return TokenStream::new();
     }
     let kept = kept_ident(ident);
-    let value = match kept_kind(role, ty) {
+    let value = match param.kept {
         Kept::No => return TokenStream::new(),
         Kept::Cloned => quote!(::core::clone::Clone::clone(&#ident)),
         Kept::Spent => quote!(#krate::__private::KeepForFallback::keep_for_fallback(&#ident)),
     };
-    quote_spanned! {ty.span()=>
+    quote_spanned! {param.arg.ty.ty.span()=>
         let #kept = if self.core.has_fallback() {
             ::core::option::Option::Some(#value)
         } else {
@@ -627,48 +593,34 @@ fn keep(
 /// The statement adding a `#[part]` (none for an `Option` that is `None`).
 fn part(
     krate: &TokenStream,
-    name: &str,
+    param: &Param<'_>,
+    part: &Part<'_>,
     ident: &syn::Ident,
-    ty: &Type,
-    turbofish: &dyn Fn(&Type) -> TokenStream,
+    turbofish: &dyn Fn(&Written<'_>) -> TokenStream,
 ) -> TokenStream {
-    let span = ty.span();
-    let (optional, kind) = ty::part(ty);
-    let inner: Type = if optional {
-        match ty {
-            Type::Path(path) => match path.path.segments.last().map(|s| &s.arguments) {
-                Some(syn::PathArguments::AngleBracketed(args)) => match args.args.first() {
-                    Some(syn::GenericArgument::Type(inner)) => inner.clone(),
-                    _ => ty.clone(),
-                },
-                _ => ty.clone(),
-            },
-            _ => ty.clone(),
-        }
-    } else {
-        ty.clone()
-    };
+    let span = param.arg.ty.ty.span();
+    let (name, optional) = (&part.name, part.optional);
     let value = format_ident!("__feign_part");
     let by_ref = if optional {
         value.to_token_stream()
     } else {
         quote!(&#ident)
     };
-    let fish = turbofish(&inner);
-    let add = match kind {
-        ty::PartKind::Text => quote_spanned!(span=> __feign_req.part_text #fish (#name, #by_ref);),
-        ty::PartKind::Json => quote_spanned!(span=> __feign_req.part_json #fish (#name, #by_ref);),
-        ty::PartKind::Bytes(false) if !optional => {
+    let fish = turbofish(&part.inner);
+    let add = match part.kind {
+        PartKind::Text => quote_spanned!(span=> __feign_req.part_text #fish (#name, #by_ref);),
+        PartKind::Json => quote_spanned!(span=> __feign_req.part_json #fish (#name, #by_ref);),
+        PartKind::Bytes(false) if !optional => {
             quote_spanned!(span=> __feign_req.part_bytes #fish (#name, #ident);)
         }
-        ty::PartKind::Bytes(_) => {
+        PartKind::Bytes(_) => {
             quote_spanned!(span=> __feign_req.part_bytes(#name, #krate::__private::bytes_of(#by_ref));)
         }
-        ty::PartKind::Part if optional => {
+        PartKind::Part if optional => {
             quote_spanned!(span=> __feign_req.part #fish (#name, #value);)
         }
-        ty::PartKind::Part => quote_spanned!(span=> __feign_req.part #fish (#name, #ident);),
-        ty::PartKind::Parts => {
+        PartKind::Part => quote_spanned!(span=> __feign_req.part #fish (#name, #ident);),
+        PartKind::Parts => {
             let each = if optional {
                 value.to_token_stream()
             } else {
@@ -684,8 +636,8 @@ fn part(
     if !optional {
         return add;
     }
-    let source = match kind {
-        ty::PartKind::Part | ty::PartKind::Parts => ident.to_token_stream(),
+    let source = match part.kind {
+        PartKind::Part | PartKind::Parts => ident.to_token_stream(),
         _ => quote!(&#ident),
     };
     quote!(if let ::core::option::Option::Some(#value) = #source { #add })
@@ -699,13 +651,13 @@ fn kept_ident(ident: &syn::Ident) -> syn::Ident {
 /// Omits `None`, then `emit`s a collection whole (`true`: its values are joined into one pair)
 /// or a single value (`false`).
 fn joined(
-    ty: &Type,
+    arg: &Arg<'_>,
     value: TokenStream,
     depth: usize,
     emit: &dyn Fn(TokenStream, bool) -> TokenStream,
 ) -> TokenStream {
     let binding = format_ident!("__feign_v{}", depth);
-    match ty::shape(ty) {
+    match &arg.shape {
         Shape::Option(inner) => {
             let body = joined(inner, binding.to_token_stream(), depth + 1, emit);
             quote!(if let ::core::option::Option::Some(#binding) = #value { #body })
@@ -718,13 +670,13 @@ fn joined(
 /// Omits `None` and repeats per element of a collection, then `emit`s each remaining value
 /// (an expression of reference type).
 fn unroll(
-    ty: &Type,
+    arg: &Arg<'_>,
     value: TokenStream,
     depth: usize,
-    emit: &dyn Fn(TokenStream, &Type) -> TokenStream,
+    emit: &dyn Fn(TokenStream, &Written<'_>) -> TokenStream,
 ) -> TokenStream {
     let binding = format_ident!("__feign_v{}", depth);
-    match ty::shape(ty) {
+    match &arg.shape {
         Shape::Option(inner) => {
             let body = unroll(inner, binding.to_token_stream(), depth + 1, emit);
             quote!(if let ::core::option::Option::Some(#binding) = #value { #body })
@@ -733,6 +685,6 @@ fn unroll(
             let body = unroll(inner, binding.to_token_stream(), depth + 1, emit);
             quote!(for #binding in (#value).iter() { #body })
         }
-        Shape::One => emit(value, ty),
+        Shape::One => emit(value, &arg.ty),
     }
 }

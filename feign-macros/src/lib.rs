@@ -2,8 +2,10 @@
 //! generates reaches feign-core only through `::feign_core::__private` (and `::feign_core::Builder`).
 //!
 //! The macro works in four steps, one module each: `attr` parses the attributes, `ast` builds the
-//! model of the trait (keeping every syntax node for spans), `valid` checks it and `expand`
-//! generates the client. Every mistake is collected in a `Ctxt` and reported in one compile on the
+//! model of the trait (keeping every syntax node for spans), in which each method's return kind,
+//! each parameter's role, value shape and body or part kind are decided once (`kind`, from the
+//! recognisers of `ty`), `valid` checks it, one rule per function, and `expand` (with `double`
+//! and `openapi`) generates the client from it. Every mistake is collected in a `Ctxt` and reported in one compile on the
 //! token at fault; when there is any, `fallback` still emits the trait and a stub client so the
 //! errors do not cascade through the rest of the crate.
 //!
@@ -16,6 +18,7 @@ mod double;
 mod expand;
 mod fallback;
 mod header;
+mod kind;
 mod openapi;
 mod template;
 mod ty;
@@ -85,8 +88,10 @@ use proc_macro::TokenStream;
 /// Every misuse is a compile error on the token at fault: a `{var}` with no parameter, a
 /// `#[path]` parameter missing from its template, two bodies, a body on GET or HEAD, a method
 /// that is not `async` or does not take `&self`, a return type that is not a `Result`, unknown
-/// or repeated attributes and keys, a malformed header, a header the transport owns (`Host`,
-/// `Content-Length`, `Transfer-Encoding`, `Connection`) and an absolute URL in a method path.
+/// or repeated attributes and keys (a misspelled parameter or method attribute is told the one
+/// it is nearest: "did you mean `#[query]`?"), a malformed header, a header the transport owns
+/// (`Host`, `Content-Length`, `Transfer-Encoding`, `Connection`) and an absolute URL in a method
+/// path.
 #[proc_macro_attribute]
 pub fn feign_client(args: TokenStream, input: TokenStream) -> TokenStream {
     let (args, item) = (

@@ -1,48 +1,19 @@
 //! Syntactic recognition of the types the generated code treats specially: `Option` and
-//! collections in parameters, raw body types, and the return types of `private.rs`.
+//! collections in parameters, raw, streamed and part body types, and the return types of
+//! `private.rs`. Called by the model's construction only (`ast.rs`): what it recognises becomes
+//! the kinds of `kind.rs`, read from the model by the checks and the generators.
 //!
 //! Types are recognised by their last path segment, as written: a type alias hides them.
 
 use syn::{GenericArgument, PathArguments, Type};
 
-/// How a `#[query]` or `#[header]` argument is sent.
-pub(crate) enum Shape<'a> {
-    /// `Option<T>`: omitted when `None`.
-    Option(&'a Type),
-    /// `Vec<T>`, `[T]`, `[T; N]` (possibly behind references): one pair per element.
-    Many(&'a Type),
-    /// Anything else: one pair.
-    One,
-}
-
-/// What a successful response is decoded into.
-#[derive(Clone, Copy)]
-pub(crate) enum Decode {
-    Unit,
-    String,
-    Bytes,
-    Response,
-    Json,
-    /// `StreamingResponse`: the body is not read.
-    Streaming,
-    /// `ResponseEntity<T>`: the body decoded as `T` alone would be, with status and headers.
-    Entity(Body),
-}
-
-/// How the body of a `ResponseEntity<T>` is decoded.
-#[derive(Clone, Copy)]
-pub(crate) enum Body {
-    Unit,
-    String,
-    Bytes,
-    Json,
-}
+use crate::kind::{Arg, Body, BodyKind, PartKind, ReturnKind, Shape, Written};
 
 const STREAMING: &str = "StreamingResponse";
 const ENTITY: &str = "ResponseEntity";
 
 /// Removes references and parentheses: `&'a (T)` is `T`.
-pub(crate) fn peel(mut ty: &Type) -> &Type {
+fn peel(mut ty: &Type) -> &Type {
     loop {
         match ty {
             Type::Reference(reference) => ty = &reference.elem,
@@ -75,7 +46,7 @@ fn last_segment(ty: &Type) -> Option<(String, Vec<&Type>)> {
 }
 
 /// Whether the type mentions `impl Trait`, which cannot be written as a type argument.
-pub(crate) fn names_impl_trait(ty: &Type) -> bool {
+fn names_impl_trait(ty: &Type) -> bool {
     fn walk(tokens: proc_macro2::TokenStream) -> bool {
         tokens.into_iter().any(|tree| match tree {
             proc_macro2::TokenTree::Ident(ident) => ident == "impl",
@@ -86,79 +57,95 @@ pub(crate) fn names_impl_trait(ty: &Type) -> bool {
     walk(quote::ToTokens::to_token_stream(ty))
 }
 
-/// The shape of a `#[query]` or `#[header]` parameter type.
-pub(crate) fn shape(ty: &Type) -> Shape<'_> {
-    match peel(ty) {
-        Type::Slice(slice) => Shape::Many(&slice.elem),
-        Type::Array(array) => Shape::Many(&array.elem),
+/// `ty` as written, without its references, and whether it can be written as a type argument.
+pub(crate) fn written(ty: &Type) -> Written<'_> {
+    Written {
+        ty,
+        bare: peel(ty),
+        impl_trait: names_impl_trait(ty),
+    }
+}
+
+/// The shape of a `#[query]`, `#[header]` or `#[param]` argument's type, level by level.
+pub(crate) fn arg(ty: &Type) -> Arg<'_> {
+    let inner = match peel(ty) {
+        Type::Slice(slice) => Some((false, &*slice.elem)),
+        Type::Array(array) => Some((false, &*array.elem)),
         peeled => match last_segment(peeled) {
-            Some((name, args)) if name == "Option" && args.len() == 1 => Shape::Option(args[0]),
-            Some((name, args)) if name == "Vec" && args.len() == 1 => Shape::Many(args[0]),
-            _ => Shape::One,
+            Some((name, args)) if name == "Option" && args.len() == 1 => Some((true, args[0])),
+            Some((name, args)) if name == "Vec" && args.len() == 1 => Some((false, args[0])),
+            _ => None,
         },
+    };
+    let shape = match inner {
+        Some((true, inner)) => Shape::Option(Box::new(arg(inner))),
+        Some((false, inner)) => Shape::Many(Box::new(arg(inner))),
+        None => Shape::One,
+    };
+    Arg {
+        ty: written(ty),
+        shape,
+    }
+}
+
+/// How a `#[body]` of this type is sent: streamed, as is, or through the Encoder.
+pub(crate) fn body(ty: &Type) -> Body {
+    if is_stream(ty) {
+        Body::Stream
+    } else {
+        raw(ty).unwrap_or(Body::Serialized)
     }
 }
 
 /// A body type sent as is (`String`, `&str`, `Vec<u8>`, `&[u8]`, `Bytes`), with whether the
-/// parameter is a reference (then the generated code sends an owned copy).
-pub(crate) fn raw_body(ty: &Type) -> Option<bool> {
+/// argument is a reference (then the generated code sends an owned copy) and whether it is text.
+fn raw(ty: &Type) -> Option<Body> {
     let by_ref = matches!(ty, Type::Reference(_));
-    let raw = match peel(ty) {
-        Type::Slice(slice) => is_u8(&slice.elem),
+    let (raw, text) = match peel(ty) {
+        Type::Slice(slice) => (is_u8(&slice.elem), false),
         peeled => match last_segment(peeled) {
             Some((name, args)) => match name.as_str() {
-                "String" | "str" | "Bytes" => args.is_empty(),
-                "Vec" => args.len() == 1 && is_u8(args[0]),
-                _ => false,
+                "String" | "str" => (args.is_empty(), true),
+                "Bytes" => (args.is_empty(), false),
+                "Vec" => (args.len() == 1 && is_u8(args[0]), false),
+                _ => (false, false),
             },
-            None => false,
+            None => (false, false),
         },
     };
-    raw.then_some(by_ref)
+    raw.then_some(Body::Raw { by_ref, text })
 }
 
 /// A body sent as a stream, moved into the request: `BodyStream` or `FileBody` (behind a
 /// reference too, which `valid.rs` refuses).
-pub(crate) fn stream_body(ty: &Type) -> bool {
+pub(crate) fn is_stream(ty: &Type) -> bool {
     matches!(
         last_segment(peel(ty)),
         Some((name, args)) if args.is_empty() && matches!(name.as_str(), "BodyStream" | "FileBody")
     )
 }
 
-/// How a `#[part]` parameter becomes a part.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub(crate) enum PartKind {
-    /// `String`, `&str`, numbers, `bool`, `char`: text through `Display`.
-    Text,
-    /// `Vec<u8>`, `&[u8]`, `Bytes`: bytes; the flag says whether the parameter is a reference.
-    Bytes(bool),
-    /// `Part`, `FilePart`, `BodyStream`, `FileBody`: moved into the request.
-    Part,
-    /// `Vec` of those: one part per element, under the same name (Spring's
-    /// `List<MultipartFile>`).
-    Parts,
-    /// Anything else: serialized by the client's Encoder.
-    Json,
+/// Whether the type is written as a reference: `&T`.
+pub(crate) fn is_reference(ty: &Type) -> bool {
+    matches!(ty, Type::Reference(_))
 }
 
-/// The kind of a `#[part]` parameter, and for `Option<T>` the kind of `T`.
-pub(crate) fn part(ty: &Type) -> (bool, PartKind) {
+/// The kind of a `#[part]` argument, and for `Option<T>` the `T` (the part is left out when
+/// `None`).
+pub(crate) fn part(ty: &Type) -> (Option<&Type>, PartKind) {
     match last_segment(ty) {
-        Some((name, args)) if name == "Option" && args.len() == 1 => (true, part_inner(args[0])),
-        _ => (false, part_inner(ty)),
+        Some((name, args)) if name == "Option" && args.len() == 1 => {
+            (Some(args[0]), part_inner(args[0]))
+        }
+        _ => (None, part_inner(ty)),
     }
 }
 
 fn part_inner(ty: &Type) -> PartKind {
-    if let Some(by_ref) = raw_body(ty) {
-        let text =
-            matches!(last_segment(peel(ty)), Some((name, _)) if name == "String" || name == "str");
-        return if text {
-            PartKind::Text
-        } else {
-            PartKind::Bytes(by_ref)
-        };
+    match raw(ty) {
+        Some(Body::Raw { text: true, .. }) => return PartKind::Text,
+        Some(Body::Raw { by_ref, .. }) => return PartKind::Bytes(by_ref),
+        _ => {}
     }
     match last_segment(peel(ty)) {
         Some((name, args)) if name == "Vec" && args.len() == 1 => match part_inner(args[0]) {
@@ -179,55 +166,75 @@ fn is_u8(ty: &Type) -> bool {
     matches!(last_segment(ty), Some((name, args)) if name == "u8" && args.is_empty())
 }
 
-/// The `T` of `Result<T, E>` (or of a one-argument `Result<T>` alias).
-pub(crate) fn result_ok(ty: &Type) -> Option<&Type> {
+/// The `T` and, when written, the `E` of `Result<T, E>` (`E` is not written in a one-argument
+/// `Result<T>` alias).
+pub(crate) fn result(ty: &Type) -> Option<(&Type, Option<&Type>)> {
     match last_segment(ty) {
-        Some((name, args)) if name == "Result" && (1..=2).contains(&args.len()) => Some(args[0]),
+        Some((name, args)) if name == "Result" && (1..=2).contains(&args.len()) => {
+            Some((args[0], args.get(1).copied()))
+        }
         _ => None,
     }
 }
 
-/// How `T` is decoded, and whether it is an `Option` (404 becomes `None`).
-pub(crate) fn decode(ok: &Type) -> (bool, Decode) {
-    match last_segment(ok) {
-        Some((name, args)) if name == "Option" && args.len() == 1 => (true, decode_inner(args[0])),
-        _ => (false, decode_inner(ok)),
-    }
+/// What a type names in a return position, one level deep.
+enum Returned<'a> {
+    Unit,
+    String,
+    Bytes,
+    Response,
+    Streaming,
+    /// `ResponseEntity<T>`: the `T`.
+    Entity(&'a Type),
+    /// `Option<T>`: the `T`.
+    Option(&'a Type),
+    /// Anything else, decoded.
+    Other,
 }
 
-fn decode_inner(ty: &Type) -> Decode {
+fn returned(ty: &Type) -> Returned<'_> {
     if let Type::Tuple(tuple) = ty {
         if tuple.elems.is_empty() {
-            return Decode::Unit;
+            return Returned::Unit;
         }
     }
     match last_segment(ty) {
         Some((name, args)) if args.is_empty() => match name.as_str() {
-            "String" => Decode::String,
-            "Bytes" => Decode::Bytes,
-            "Response" => Decode::Response,
-            STREAMING => Decode::Streaming,
-            _ => Decode::Json,
+            "String" => Returned::String,
+            "Bytes" => Returned::Bytes,
+            "Response" => Returned::Response,
+            STREAMING => Returned::Streaming,
+            _ => Returned::Other,
         },
-        Some((name, args)) if name == ENTITY && args.len() == 1 => {
-            Decode::Entity(match decode_inner(args[0]) {
-                Decode::Unit => Body::Unit,
-                Decode::String => Body::String,
-                Decode::Bytes => Body::Bytes,
-                // The others are refused by `misplaced`.
-                _ => Body::Json,
-            })
-        }
-        _ => Decode::Json,
+        Some((name, args)) if name == ENTITY && args.len() == 1 => Returned::Entity(args[0]),
+        Some((name, args)) if name == "Option" && args.len() == 1 => Returned::Option(args[0]),
+        _ => Returned::Other,
     }
 }
 
-/// The `T` of a `ResponseEntity<T>` (or `Option<ResponseEntity<T>>`).
-pub(crate) fn entity_body(ok: &Type) -> Option<&Type> {
-    match last_segment(ok)? {
-        (name, args) if name == "Option" && args.len() == 1 => entity_body(args[0]),
-        (name, args) if name == ENTITY && args.len() == 1 => Some(args[0]),
-        _ => None,
+/// The return kind of the `T` of `Result<T, E>`: `Option` is recognised at the top only.
+pub(crate) fn return_kind(ok: &Type) -> ReturnKind<'_> {
+    match returned(ok) {
+        Returned::Option(inner) => ReturnKind::Optional(Box::new(value_kind(inner))),
+        _ => value_kind(ok),
+    }
+}
+
+fn value_kind(ty: &Type) -> ReturnKind<'_> {
+    match returned(ty) {
+        Returned::Unit => ReturnKind::Unit,
+        Returned::String => ReturnKind::Text,
+        Returned::Bytes => ReturnKind::Raw,
+        Returned::Response => ReturnKind::Whole,
+        Returned::Streaming => ReturnKind::Stream,
+        // A body that is not one of these is refused by `misplaced`.
+        Returned::Entity(body) => ReturnKind::Entity(match returned(body) {
+            Returned::Unit => BodyKind::Unit,
+            Returned::String => BodyKind::Text,
+            Returned::Bytes => BodyKind::Raw,
+            _ => BodyKind::Json(written(body)),
+        }),
+        Returned::Option(_) | Returned::Other => ReturnKind::Json(written(ty)),
     }
 }
 
@@ -251,8 +258,8 @@ pub(crate) fn misplaced(ok: &Type) -> Option<(&Type, &'static str)> {
                     "`ResponseEntity` takes the body's type: `ResponseEntity<T>`",
                 ));
             };
-            match decode_inner(body) {
-                Decode::Response | Decode::Streaming | Decode::Entity(_) => Some((
+            match returned(body) {
+                Returned::Response | Returned::Streaming | Returned::Entity(_) => Some((
                     body,
                     "a `ResponseEntity` holds a decoded body: return `Response` for the raw \
                      body or `StreamingResponse` to stream it",
@@ -290,10 +297,18 @@ mod tests {
         syn::parse_str(text).unwrap()
     }
 
+    fn is_option(text: &str) -> bool {
+        matches!(arg(&ty(text)).shape, Shape::Option(_))
+    }
+
+    fn is_many(text: &str) -> bool {
+        matches!(arg(&ty(text)).shape, Shape::Many(_))
+    }
+
     #[test]
     fn recognises_optional_and_repeated_arguments() {
-        assert!(matches!(shape(&ty("Option<String>")), Shape::Option(_)));
-        assert!(matches!(shape(&ty("&Option<&str>")), Shape::Option(_)));
+        assert!(is_option("Option<String>"));
+        assert!(is_option("&Option<&str>"));
         for many in [
             "Vec<u32>",
             "&[String]",
@@ -301,10 +316,18 @@ mod tests {
             "&'a Vec<String>",
             "std::vec::Vec<i64>",
         ] {
-            assert!(matches!(shape(&ty(many)), Shape::Many(_)), "{many}");
+            assert!(is_many(many), "{many}");
         }
-        assert!(matches!(shape(&ty("u64")), Shape::One));
-        assert!(matches!(shape(&ty("&str")), Shape::One));
+        assert!(matches!(arg(&ty("u64")).shape, Shape::One));
+        assert!(matches!(arg(&ty("&str")).shape, Shape::One));
+        let nested = ty("Option<Vec<u32>>");
+        let Shape::Option(inner) = arg(&nested).shape else {
+            panic!("not an Option")
+        };
+        let Shape::Many(each) = inner.shape else {
+            panic!("not a collection")
+        };
+        assert!(matches!(each.shape, Shape::One));
     }
 
     #[test]
@@ -317,62 +340,84 @@ mod tests {
 
     #[test]
     fn recognises_raw_bodies() {
-        assert_eq!(raw_body(&ty("String")), Some(false));
-        assert_eq!(raw_body(&ty("&str")), Some(true));
-        assert_eq!(raw_body(&ty("Vec<u8>")), Some(false));
-        assert_eq!(raw_body(&ty("&[u8]")), Some(true));
-        assert_eq!(raw_body(&ty("bytes::Bytes")), Some(false));
-        assert_eq!(raw_body(&ty("&NewOrder")), None);
-        assert_eq!(raw_body(&ty("Vec<u32>")), None);
+        let raw = |by_ref, text| Body::Raw { by_ref, text };
+        assert_eq!(body(&ty("String")), raw(false, true));
+        assert_eq!(body(&ty("&str")), raw(true, true));
+        assert_eq!(body(&ty("Vec<u8>")), raw(false, false));
+        assert_eq!(body(&ty("&[u8]")), raw(true, false));
+        assert_eq!(body(&ty("bytes::Bytes")), raw(false, false));
+        assert_eq!(body(&ty("&NewOrder")), Body::Serialized);
+        assert_eq!(body(&ty("Vec<u32>")), Body::Serialized);
+        assert_eq!(body(&ty("Option<String>")), Body::Serialized);
     }
 
     #[test]
     fn recognises_stream_bodies_and_parts() {
-        assert!(stream_body(&ty("feign_core::BodyStream")));
-        assert!(stream_body(&ty("FileBody")));
-        assert!(stream_body(&ty("&FileBody")));
-        assert!(!stream_body(&ty("Vec<u8>")));
-        assert_eq!(part(&ty("String")), (false, PartKind::Text));
-        assert_eq!(part(&ty("&str")), (false, PartKind::Text));
-        assert_eq!(part(&ty("u64")), (false, PartKind::Text));
-        assert_eq!(part(&ty("Vec<u8>")), (false, PartKind::Bytes(false)));
-        assert_eq!(part(&ty("&[u8]")), (false, PartKind::Bytes(true)));
-        assert_eq!(
-            part(&ty("Option<multipart::FilePart>")),
-            (true, PartKind::Part)
-        );
-        assert_eq!(part(&ty("Metadata")), (false, PartKind::Json));
-        assert_eq!(part(&ty("Vec<FilePart>")), (false, PartKind::Parts));
-        assert_eq!(part(&ty("Vec<Metadata>")), (false, PartKind::Json));
+        assert_eq!(body(&ty("feign_core::BodyStream")), Body::Stream);
+        assert_eq!(body(&ty("FileBody")), Body::Stream);
+        assert!(is_stream(&ty("&FileBody")));
+        assert!(!is_stream(&ty("Vec<u8>")));
+        let kind = |text: &str| {
+            let written = ty(text);
+            let (optional, kind) = part(&written);
+            (optional.is_some(), kind)
+        };
+        assert_eq!(kind("String"), (false, PartKind::Text));
+        assert_eq!(kind("&str"), (false, PartKind::Text));
+        assert_eq!(kind("u64"), (false, PartKind::Text));
+        assert_eq!(kind("Vec<u8>"), (false, PartKind::Bytes(false)));
+        assert_eq!(kind("&[u8]"), (false, PartKind::Bytes(true)));
+        assert_eq!(kind("Option<multipart::FilePart>"), (true, PartKind::Part));
+        assert_eq!(kind("Metadata"), (false, PartKind::Json));
+        assert_eq!(kind("Vec<FilePart>"), (false, PartKind::Parts));
+        assert_eq!(kind("Vec<Metadata>"), (false, PartKind::Json));
+    }
+
+    /// The kind as `feign_core::__private` names it, with the decoded types.
+    fn named(kind: &ReturnKind<'_>) -> String {
+        let text = |written: &Written<'_>| {
+            quote::ToTokens::to_token_stream(written.ty)
+                .to_string()
+                .replace(' ', "")
+        };
+        match kind {
+            ReturnKind::Unit => "Unit".into(),
+            ReturnKind::Text => "Text".into(),
+            ReturnKind::Raw => "Raw".into(),
+            ReturnKind::Whole => "Whole".into(),
+            ReturnKind::Stream => "Stream".into(),
+            ReturnKind::Json(value) => format!("Json<{}>", text(value)),
+            ReturnKind::Entity(BodyKind::Unit) => "Entity<Unit>".into(),
+            ReturnKind::Entity(BodyKind::Text) => "Entity<Text>".into(),
+            ReturnKind::Entity(BodyKind::Raw) => "Entity<Raw>".into(),
+            ReturnKind::Entity(BodyKind::Json(value)) => format!("Entity<Json<{}>>", text(value)),
+            ReturnKind::Optional(inner) => format!("Optional<{}>", named(inner)),
+        }
     }
 
     #[test]
     fn recognises_return_types() {
-        let result = ty("Result<Option<String>, Error>");
-        let ok = result_ok(&result).unwrap();
-        assert!(matches!(decode(ok), (true, Decode::String)));
-        assert!(matches!(decode(&ty("()")), (false, Decode::Unit)));
-        assert!(matches!(decode(&ty("Vec<Order>")), (false, Decode::Json)));
-        assert!(matches!(
-            decode(&ty("feign_core::Response")),
-            (false, Decode::Response)
-        ));
-        assert!(result_ok(&ty("Option<u8>")).is_none());
-        assert!(matches!(
-            decode(&ty("Option<feign_core::StreamingResponse>")),
-            (true, Decode::Streaming)
-        ));
-        assert!(matches!(
-            decode(&ty("ResponseEntity<String>")),
-            (false, Decode::Entity(Body::String))
-        ));
-        assert!(matches!(
-            decode(&ty("Option<ResponseEntity<Vec<Order>>>")),
-            (true, Decode::Entity(Body::Json))
-        ));
-        let maybe = ty("Option<ResponseEntity<Vec<Order>>>");
-        let body = entity_body(&maybe).unwrap();
-        assert!(matches!(last_segment(body), Some((name, _)) if name == "Vec"));
+        let result_type = ty("Result<Option<String>, Error>");
+        let (ok, error) = result(&result_type).unwrap();
+        assert_eq!(named(&return_kind(ok)), "Optional<Text>");
+        assert!(error.is_some());
+        let alias = ty("Result<u8>");
+        assert!(result(&alias).unwrap().1.is_none());
+        assert!(result(&ty("Option<u8>")).is_none());
+        for (written, kind) in [
+            ("()", "Unit"),
+            ("Vec<Order>", "Json<Vec<Order>>"),
+            ("feign_core::Response", "Whole"),
+            ("Option<feign_core::StreamingResponse>", "Optional<Stream>"),
+            ("ResponseEntity<String>", "Entity<Text>"),
+            (
+                "Option<ResponseEntity<Vec<Order>>>",
+                "Optional<Entity<Json<Vec<Order>>>>",
+            ),
+            ("Option<Option<u8>>", "Optional<Json<Option<u8>>>"),
+        ] {
+            assert_eq!(named(&return_kind(&ty(written))), kind, "{written}");
+        }
     }
 
     #[test]

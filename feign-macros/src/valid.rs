@@ -1,25 +1,31 @@
-//! Checks of the model that span attributes, parameters and templates: every `{var}` bound to
-//! exactly one `#[path]` parameter, at most one body and none on GET or HEAD, `&self`
-//! receivers, `async` methods and `Result` return types.
+//! Checks of the model, one rule each: every `{var}` bound to exactly one `#[path]` parameter,
+//! at most one body and none on GET or HEAD, `&self` receivers, `async` methods and `Result`
+//! return types, parts only under `#[multipart]`. Each check reads the facts the model decided
+//! and reports on the syntax node it kept.
+//!
+//! Errors are reported in the order of the trait: the client's, then each method's, its
+//! parameters in order.
 
-use proc_macro2::{Span, TokenStream};
-use quote::ToTokens;
-use syn::{FnArg, ItemTrait, ReturnType, TraitItem};
+use proc_macro2::Span;
+use syn::{Attribute, TraitItem};
 
-use crate::ast::{attr_list, Client, Method, Role};
-use crate::attr::HTTP_METHODS;
+use crate::ast::{attr_list, Client, Http, Method, Output, Param, Part, Role, SelfKind};
+use crate::attr::{self, HTTP_METHODS, PARAM_ATTRS};
 use crate::ctxt::Ctxt;
-use crate::ty;
 
 /// Reports every mistake in `client` to `cx`.
 pub(crate) fn check(cx: &Ctxt, client: &Client<'_>) {
-    check_client(cx, client);
+    check_service(cx, client);
+    check_url(cx, client);
+    check_trait_shape(cx, client);
+    check_fallback_object_safe(cx, client);
     for method in &client.methods {
         check_method(cx, method);
     }
 }
 
-fn check_client(cx: &Ctxt, client: &Client<'_>) {
+/// The service name is given and not blank.
+fn check_service(cx: &Ctxt, client: &Client<'_>) {
     match &client.args.service {
         None => cx.error_at(
             Span::call_site(),
@@ -30,6 +36,10 @@ fn check_client(cx: &Ctxt, client: &Client<'_>) {
         }
         Some(_) => {}
     }
+}
+
+/// `url = "..."` is an absolute http or https URL.
+fn check_url(cx: &Ctxt, client: &Client<'_>) {
     if let Some(url) = &client.args.url {
         let value = url.value();
         if !(value.starts_with("http://") || value.starts_with("https://"))
@@ -38,6 +48,10 @@ fn check_client(cx: &Ctxt, client: &Client<'_>) {
             cx.error_spanned_by(url, "expected an absolute http:// or https:// URL");
         }
     }
+}
+
+/// The trait is not generic and holds only methods.
+fn check_trait_shape(cx: &Ctxt, client: &Client<'_>) {
     let original = client.original;
     if !original.generics.params.is_empty() || original.generics.where_clause.is_some() {
         cx.error_spanned_by(&original.generics, "a client trait cannot be generic");
@@ -48,251 +62,260 @@ fn check_client(cx: &Ctxt, client: &Client<'_>) {
             other => cx.error_spanned_by(other, "a client trait holds only methods"),
         }
     }
-    if let Some(fallback) = &client.args.fallback {
-        if let Some((tokens, why)) = not_object_safe(original) {
-            cx.error_spanned_by(
-                tokens,
-                format!(
-                    "a client with `{}` is called as `dyn {}`, so {why}",
-                    fallback.key, original.ident
-                ),
-            );
-        }
-    }
 }
 
-/// What keeps `dyn Trait` from being written for the client's trait, if anything: a generic
-/// method or an `impl Trait` parameter.
-pub(crate) fn not_object_safe(item: &ItemTrait) -> Option<(TokenStream, &'static str)> {
-    item.items.iter().find_map(|entry| {
-        let TraitItem::Fn(method) = entry else {
-            return None;
-        };
-        if !method.sig.generics.params.is_empty() {
-            return Some((
-                method.sig.generics.to_token_stream(),
-                "its methods cannot be generic",
-            ));
-        }
-        method.sig.inputs.iter().find_map(|input| match input {
-            FnArg::Typed(typed) if ty::names_impl_trait(&typed.ty) => Some((
-                typed.ty.to_token_stream(),
-                "its parameters cannot be `impl Trait`",
-            )),
-            _ => None,
-        })
-    })
+/// A client with a fallback is called as `dyn Trait`, so its trait must be object safe.
+fn check_fallback_object_safe(cx: &Ctxt, client: &Client<'_>) {
+    let (Some(fallback), Some((tokens, why))) = (&client.args.fallback, &client.not_object_safe)
+    else {
+        return;
+    };
+    cx.error_spanned_by(
+        tokens,
+        format!(
+            "a client with `{}` is called as `dyn {}`, so {why}",
+            fallback.key, client.original.ident
+        ),
+    );
 }
 
 fn check_method(cx: &Ctxt, method: &Method<'_>) {
-    let sig = &method.original.sig;
     let Some(http) = &method.http else {
-        if method.http_written {
-            return; // malformed, already reported
-        }
-        if method.original.default.is_none() {
-            cx.error_spanned_by(
-                &sig.ident,
-                format!(
-                    "add one of {} to this method, or give it a default body",
-                    attr_list(HTTP_METHODS)
-                ),
-            );
-        }
-        for param in method.params.iter().filter_map(|param| param.role.as_ref()) {
-            cx.error_spanned_by(
-                param.1,
-                "parameter attributes need an HTTP method attribute on the method",
-            );
-        }
-        return;
+        return check_without_http(cx, method);
     };
+    check_async(cx, method);
+    check_receiver(cx, method);
+    check_output(cx, method);
+    check_method_not_generic(cx, method);
+    for index in 0..method.params.len() {
+        check_param(cx, method, http, index);
+    }
+    check_header_vars_bound(cx, method);
+    for param in &method.params {
+        check_header_param(cx, method, param);
+    }
+    if let Some(multipart) = method.multipart {
+        check_multipart(cx, method, http, multipart);
+    }
+    check_template_vars_bound(cx, method, http);
+}
+
+/// A method without an HTTP attribute has a default body, and no parameter attributes.
+fn check_without_http(cx: &Ctxt, method: &Method<'_>) {
+    if method.http_written {
+        return; // malformed, already reported
+    }
+    if method.original.default.is_none() {
+        cx.error_spanned_by(
+            method.ident(),
+            format!(
+                "add one of {} to this method, or give it a default body",
+                attr_list(HTTP_METHODS)
+            ),
+        );
+    }
+    for (_, attr) in method.params.iter().filter_map(|param| param.role.as_ref()) {
+        cx.error_spanned_by(
+            attr,
+            "parameter attributes need an HTTP method attribute on the method",
+        );
+    }
+}
+
+fn check_async(cx: &Ctxt, method: &Method<'_>) {
+    let sig = &method.original.sig;
     if sig.asyncness.is_none() {
         cx.error_spanned_by(sig.fn_token, "a client method must be `async fn`");
     }
-    match method.receiver {
-        Some(receiver)
-            if receiver.reference.is_some()
-                && receiver.mutability.is_none()
-                && receiver.colon_token.is_none() => {}
-        Some(receiver) => {
-            let written = match (
-                &receiver.reference,
-                &receiver.mutability,
-                &receiver.colon_token,
-            ) {
-                (_, _, Some(_)) => "a typed `self`",
-                (Some(_), Some(_), None) => "`&mut self`",
-                _ => "`self` by value",
-            };
-            cx.error_spanned_by(
-                receiver,
-                format!("a client method takes `&self`, not {written}"),
-            );
-        }
-        None => cx.error_spanned_by(
-            &sig.ident,
+}
+
+fn check_receiver(cx: &Ctxt, method: &Method<'_>) {
+    let Some((receiver, kind)) = method.receiver else {
+        return cx.error_spanned_by(
+            method.ident(),
             "a client method takes `&self` as its first parameter",
-        ),
-    }
-    match &sig.output {
-        ReturnType::Default => cx.error_spanned_by(
-            &sig.ident,
+        );
+    };
+    let written = match kind {
+        SelfKind::Shared => return,
+        SelfKind::Typed => "a typed `self`",
+        SelfKind::Mut => "`&mut self`",
+        SelfKind::Owned => "`self` by value",
+    };
+    cx.error_spanned_by(
+        receiver,
+        format!("a client method takes `&self`, not {written}"),
+    );
+}
+
+/// A `Result<T, E>`, whose `T` the generated code can serve.
+fn check_output(cx: &Ctxt, method: &Method<'_>) {
+    match &method.output {
+        Output::Missing => cx.error_spanned_by(
+            method.ident(),
             "a client method returns `Result<T, E>` where `E: From<feign_core::Error>`",
         ),
-        ReturnType::Type(_, ty) if ty::result_ok(ty).is_none() => cx.error_spanned_by(
-            ty,
+        Output::NotResult(written) => cx.error_spanned_by(
+            written,
             "unsupported return type: expected `Result<T, E>` where `E: From<feign_core::Error>`",
         ),
-        ReturnType::Type(_, ty) => {
-            if let Some((fault, message)) = ty::result_ok(ty).and_then(ty::misplaced) {
+        Output::Result(returns) => {
+            if let Some((fault, message)) = returns.misplaced {
                 cx.error_spanned_by(fault, message);
             }
         }
     }
-    if !sig.generics.params.is_empty() {
+}
+
+fn check_method_not_generic(cx: &Ctxt, method: &Method<'_>) {
+    let generics = &method.original.sig.generics;
+    if !generics.params.is_empty() {
         cx.error_spanned_by(
-            &sig.generics,
+            generics,
             "a client method cannot be generic: the trait must stay object safe",
         );
     }
+}
 
-    let mut path_names: Vec<&str> = Vec::new();
-    let mut body_seen = false;
-    let mut part_seen = false;
-    for param in &method.params {
-        let Some((role, attr)) = &param.role else {
-            if !param
-                .original
-                .attrs
-                .iter()
-                .any(|attr| !crate::attr::is_builtin_param_attr(attr))
-            {
-                cx.error_spanned_by(
-                    param.original,
-                    format!(
-                        "this parameter needs one of {}",
-                        attr_list(crate::attr::PARAM_ATTRS)
-                    ),
-                );
-            }
-            continue;
-        };
-        if param.ident.is_none() {
+/// The rules of the method's parameter at `index`, by its role.
+fn check_param(cx: &Ctxt, method: &Method<'_>, http: &Http, index: usize) {
+    let (param, earlier) = (&method.params[index], &method.params[..index]);
+    let Some((role, attr)) = &param.role else {
+        return check_param_marked(cx, param);
+    };
+    check_plain_name(cx, param);
+    match role {
+        Role::Path { name, .. } => {
+            check_path_unique(cx, earlier, name, attr);
+            check_path_in_template(cx, http, name, attr);
+        }
+        Role::Query { name, .. } if name.is_empty() => {
+            cx.error_spanned_by(attr, "empty query name");
+        }
+        Role::Part(part) => check_part(cx, method, param, part, attr),
+        Role::Body(_) | Role::Form if method.multipart.is_some() => {
+            let attr_name = attr::attr_name(attr);
             cx.error_spanned_by(
-                &param.original.pat,
-                "a client method parameter is a plain name, such as `id: u64`",
+                attr,
+                format!("a #[multipart] method sends its #[part] parameters as the body: remove #[{attr_name}] or make it a #[part]"),
             );
         }
-        match role {
-            Role::Path(name) => {
-                if path_names.contains(&name.as_str()) {
-                    cx.error_spanned_by(attr, format!("two #[path] parameters named `{name}`"));
-                } else {
-                    path_names.push(name);
-                }
-                let in_template = http
-                    .template
-                    .as_ref()
-                    .is_none_or(|template| template.vars().any(|var| var == name));
-                if !in_template {
-                    cx.error_spanned_by(
-                        attr,
-                        format!(
-                            "#[path] parameter `{name}` is not in the template {:?}",
-                            http.template_lit.value()
-                        ),
-                    );
-                }
-            }
-            Role::Query(name, _) if name.is_empty() => {
-                cx.error_spanned_by(attr, "empty query name");
-            }
-            Role::Part(name) => {
-                part_seen = true;
-                let ty = &*param.original.ty;
-                if matches!(ty, syn::Type::Reference(_))
-                    && matches!(ty::part(ty).1, ty::PartKind::Part | ty::PartKind::Parts)
-                {
-                    cx.error_spanned_by(
-                        ty,
-                        "a streamed or file part is read as it is sent: pass it by value",
-                    );
-                }
-                if method.multipart.is_none() {
-                    cx.error_spanned_by(
-                        attr,
-                        "#[part] parameters are sent as multipart/form-data: add #[multipart] to the method",
-                    );
-                }
-                if name.is_empty() {
-                    cx.error_spanned_by(attr, "empty part name");
-                }
-            }
-            Role::Body | Role::Form if method.multipart.is_some() => {
-                let attr_name = crate::attr::attr_name(attr);
-                cx.error_spanned_by(
-                    attr,
-                    format!("a #[multipart] method sends its #[part] parameters as the body: remove #[{attr_name}] or make it a #[part]"),
-                );
-            }
-            Role::Body | Role::Form => {
-                let attr_name = crate::attr::attr_name(attr);
-                let ty = &*param.original.ty;
-                if matches!(ty, syn::Type::Reference(_)) && ty::stream_body(ty) {
-                    cx.error_spanned_by(
-                        ty,
-                        "a streamed or file body is read as it is sent: pass it by value",
-                    );
-                }
-                if body_seen {
-                    cx.error_spanned_by(
-                        attr,
-                        "a method has at most one #[body] or #[form] parameter",
-                    );
-                }
-                body_seen = true;
-                if !http.allows_body() {
-                    let verb = http.variant.to_string().to_ascii_uppercase();
-                    cx.error_spanned_by(
-                        attr,
-                        format!("a {verb} request carries no body: remove #[{attr_name}] or use #[post], #[put] or #[patch]"),
-                    );
-                }
-            }
-            _ => {}
+        Role::Body(_) | Role::Form => {
+            check_moved_by_value(cx, param, "body");
+            check_one_body(cx, earlier, attr);
+            check_body_allowed(cx, http, attr);
         }
-    }
-    check_header_templates(cx, method);
-    if let Some(multipart) = method.multipart {
-        check_multipart(cx, method, http, multipart, part_seen);
-    }
-    if let Some(template) = &http.template {
-        let mut reported: Vec<&str> = Vec::new();
-        for var in template.vars() {
-            if !path_names.contains(&var) && !reported.contains(&var) {
-                reported.push(var);
-                cx.error_spanned_by(
-                    &http.template_lit,
-                    format!("`{{{var}}}` has no parameter: add `#[path] {var}: T` (or `#[path(\"{var}\")]`) to the method"),
-                );
-            }
-        }
+        _ => {}
     }
 }
 
-/// Every `{name}` of a `#[headers]` template bound to a `#[param]` or `#[path]` parameter, and
-/// every `#[param]` used by a template.
-fn check_header_templates(cx: &Ctxt, method: &Method<'_>) {
-    let bound = |var: &str| {
-        method.params.iter().any(|param| {
-            matches!(&param.role, Some((Role::Param(name) | Role::Path(name), _)) if name == var)
-        })
-    };
+/// A parameter without a role was given one of the macro's attributes (an unknown or wrong
+/// one is already reported).
+fn check_param_marked(cx: &Ctxt, param: &Param<'_>) {
+    if !param.marked {
+        cx.error_spanned_by(
+            param.original,
+            format!("this parameter needs one of {}", attr_list(PARAM_ATTRS)),
+        );
+    }
+}
+
+fn check_plain_name(cx: &Ctxt, param: &Param<'_>) {
+    if param.ident.is_none() {
+        cx.error_spanned_by(
+            &param.original.pat,
+            "a client method parameter is a plain name, such as `id: u64`",
+        );
+    }
+}
+
+/// No `earlier` parameter is a `#[path]` of the same name.
+fn check_path_unique(cx: &Ctxt, earlier: &[Param<'_>], name: &str, attr: &Attribute) {
+    let taken = earlier
+        .iter()
+        .any(|other| matches!(&other.role, Some((Role::Path { name: n, .. }, _)) if n == name));
+    if taken {
+        cx.error_spanned_by(attr, format!("two #[path] parameters named `{name}`"));
+    }
+}
+
+fn check_path_in_template(cx: &Ctxt, http: &Http, name: &str, attr: &Attribute) {
+    let in_template = http
+        .template
+        .as_ref()
+        .is_none_or(|template| template.vars().any(|var| var == name));
+    if !in_template {
+        cx.error_spanned_by(
+            attr,
+            format!(
+                "#[path] parameter `{name}` is not in the template {:?}",
+                http.template_lit.value()
+            ),
+        );
+    }
+}
+
+/// A part is moved by value, sent under `#[multipart]`, and named.
+fn check_part(
+    cx: &Ctxt,
+    method: &Method<'_>,
+    param: &Param<'_>,
+    part: &Part<'_>,
+    attr: &Attribute,
+) {
+    check_moved_by_value(cx, param, "part");
+    if method.multipart.is_none() {
+        cx.error_spanned_by(
+            attr,
+            "#[part] parameters are sent as multipart/form-data: add #[multipart] to the method",
+        );
+    }
+    if part.name.is_empty() {
+        cx.error_spanned_by(attr, "empty part name");
+    }
+}
+
+/// A stream, file or part is read as it is sent, so the request takes it by value.
+fn check_moved_by_value(cx: &Ctxt, param: &Param<'_>, what: &str) {
+    if param.borrowed_stream {
+        cx.error_spanned_by(
+            &param.original.ty,
+            format!("a streamed or file {what} is read as it is sent: pass it by value"),
+        );
+    }
+}
+
+/// No `earlier` parameter is a `#[body]` or `#[form]`.
+fn check_one_body(cx: &Ctxt, earlier: &[Param<'_>], attr: &Attribute) {
+    let taken = earlier
+        .iter()
+        .any(|other| matches!(other.role, Some((Role::Body(_) | Role::Form, _))));
+    if taken {
+        cx.error_spanned_by(
+            attr,
+            "a method has at most one #[body] or #[form] parameter",
+        );
+    }
+}
+
+/// `GET` and `HEAD` carry no body: `attr` is the `#[body]`, `#[form]` or `#[multipart]`.
+fn check_body_allowed(cx: &Ctxt, http: &Http, attr: &Attribute) {
+    if !http.allows_body() {
+        let verb = http.variant.to_string().to_ascii_uppercase();
+        let attr_name = attr::attr_name(attr);
+        cx.error_spanned_by(
+            attr,
+            format!("a {verb} request carries no body: remove #[{attr_name}] or use #[post], #[put] or #[patch]"),
+        );
+    }
+}
+
+/// Every `{name}` of a `#[headers]` line is bound to a `#[param]` or `#[path]` parameter.
+fn check_header_vars_bound(cx: &Ctxt, method: &Method<'_>) {
     for template in &method.header_templates {
         let mut reported: Vec<&str> = Vec::new();
         for var in template.vars() {
-            if !bound(var) && !reported.contains(&var) {
+            if method.header_params(var).next().is_none() && !reported.contains(&var) {
                 reported.push(var);
                 cx.error_spanned_by(
                     &template.lit,
@@ -301,45 +324,40 @@ fn check_header_templates(cx: &Ctxt, method: &Method<'_>) {
             }
         }
     }
-    for param in &method.params {
-        if let Some((Role::Param(name), attr)) = &param.role {
-            if matches!(ty::shape(&param.original.ty), ty::Shape::Many(_)) {
-                cx.error_spanned_by(
-                    &param.original.ty,
-                    "a #[param] fills one header value: pass one value (or an Option of one)",
-                );
-            }
-            let used = method
-                .header_templates
-                .iter()
-                .any(|template| template.vars().any(|var| var == name));
-            if !used {
-                cx.error_spanned_by(
-                    attr,
-                    format!("#[param] `{name}` is not used: no #[headers] line of the method holds `{{{name}}}`"),
-                );
-            }
-        }
+}
+
+/// A `#[param]` is one value, used by a `#[headers]` line.
+fn check_header_param(cx: &Ctxt, method: &Method<'_>, param: &Param<'_>) {
+    let Some((Role::Param(name), attr)) = &param.role else {
+        return;
+    };
+    if param.arg.is_many() {
+        cx.error_spanned_by(
+            &param.original.ty,
+            "a #[param] fills one header value: pass one value (or an Option of one)",
+        );
+    }
+    let used = method
+        .header_templates
+        .iter()
+        .any(|template| template.vars().any(|var| var == name));
+    if !used {
+        cx.error_spanned_by(
+            attr,
+            format!("#[param] `{name}` is not used: no #[headers] line of the method holds `{{{name}}}`"),
+        );
     }
 }
 
 /// `#[multipart]`: a method with a body, at least one part, and the content type left to the
 /// encoder (it carries the boundary).
-fn check_multipart(
-    cx: &Ctxt,
-    method: &Method<'_>,
-    http: &crate::ast::Http,
-    multipart: &syn::Attribute,
-    part_seen: bool,
-) {
-    if !http.allows_body() {
-        let verb = http.variant.to_string().to_ascii_uppercase();
-        cx.error_spanned_by(
-            multipart,
-            format!("a {verb} request carries no body: remove #[multipart] or use #[post], #[put] or #[patch]"),
-        );
-    }
-    if !part_seen {
+fn check_multipart(cx: &Ctxt, method: &Method<'_>, http: &Http, multipart: &Attribute) {
+    check_body_allowed(cx, http, multipart);
+    let has_part = method
+        .params
+        .iter()
+        .any(|param| matches!(param.role, Some((Role::Part(_), _))));
+    if !has_part {
         cx.error_spanned_by(
             multipart,
             "a #[multipart] method needs at least one #[part] parameter",
@@ -354,5 +372,22 @@ fn check_multipart(
             multipart,
             "a #[multipart] method sets its own Content-Type (multipart/form-data with the boundary): remove it from #[headers]",
         );
+    }
+}
+
+/// Every `{var}` of the path template has a `#[path]` parameter.
+fn check_template_vars_bound(cx: &Ctxt, method: &Method<'_>, http: &Http) {
+    let Some(template) = &http.template else {
+        return;
+    };
+    let mut reported: Vec<&str> = Vec::new();
+    for var in template.vars() {
+        if method.path_index(var).is_none() && !reported.contains(&var) {
+            reported.push(var);
+            cx.error_spanned_by(
+                &http.template_lit,
+                format!("`{{{var}}}` has no parameter: add `#[path] {var}: T` (or `#[path(\"{var}\")]`) to the method"),
+            );
+        }
     }
 }

@@ -38,13 +38,17 @@ pub struct Pki {
 }
 
 impl Pki {
-    /// A fresh CA and the two certificates it signs.
+    /// A fresh CA (`CN=feign test CA`) and the two certificates it signs.
     pub fn new() -> Pki {
+        Pki::with_ca_name("feign test CA")
+    }
+
+    /// A fresh CA named `name` and the two certificates it signs. Two CAs of one name are two
+    /// keys under one issuer name (a forged CA); of two names, strangers to each other.
+    pub fn with_ca_name(name: &str) -> Pki {
         let mut ca_params = CertificateParams::new(Vec::<String>::new()).expect("CA params");
         ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
-        ca_params
-            .distinguished_name
-            .push(DnType::CommonName, "feign test CA");
+        ca_params.distinguished_name.push(DnType::CommonName, name);
         let ca_key = KeyPair::generate().expect("CA key");
         let ca = ca_params.self_signed(&ca_key).expect("CA certificate");
         let sign = |names: Vec<String>, cn: &str| {

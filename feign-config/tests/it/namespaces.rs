@@ -88,6 +88,29 @@ fn refused_and_unknown_keys_are_errors_naming_the_nearest_key() {
         .unwrap();
 }
 
+/// The environment holds other programs' variables (`SHOP_COLOUR` of a shell script, say): an
+/// unknown key from it is warned about and ignored, while the same key in a file is refused.
+#[test]
+fn unknown_keys_from_the_environment_are_warned_about_not_refused() {
+    let (captured, _guard) = Captured::install();
+    let config = Config::new().with_env_vars([("SHOP_READ_TIMOUT", "2s"), ("SHOP_COLOUR", "red")]);
+    SHOP.check(&config).unwrap();
+    let mut warned = warnings(&captured);
+    warned.sort();
+    assert_eq!(
+        warned,
+        [
+            "`shop.colour` in environment variable SHOP_COLOUR: unknown property (ignored: an environment variable may belong to another program)",
+            "`shop.read.timout` in environment variable SHOP_READ_TIMOUT: unknown property, did you mean `shop.read-timeout`? (ignored: an environment variable may belong to another program)",
+        ]
+    );
+    let property = config.section("shop").unwrap().into_iter().next().unwrap();
+    SHOP.unbound(&property).unwrap();
+    // A bound key from the environment is bound as from a file.
+    SHOP.check(&Config::new().with_env_vars([("SHOP_READTIMEOUT", "2s")]))
+        .unwrap();
+}
+
 #[test]
 fn unbound_accepts_what_the_check_accepts_and_nothing_bound() {
     let config = yaml("shop:\n  jmx.enabled: true\n  read-timeout: 1s\n  reed-timeout: 1s\n");

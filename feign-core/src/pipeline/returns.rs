@@ -40,7 +40,13 @@ impl Decoding<'_> {
 
 /// How a method's return type is made from the call's answer (a 2xx, or a 404 that an
 /// [`Optional`] or `decode404` takes as an answer). Implemented by the kinds of this module
-/// only; generated code names one per method.
+/// only; generated code names one per method. A kind is missing only when the decoded value
+/// is not `DeserializeOwned + Send + 'static`, so that is what the message says.
+#[diagnostic::on_unimplemented(
+    message = "the value this client method returns cannot be decoded",
+    label = "needs `serde::Deserialize`, `Send` and `'static`",
+    note = "the client's Decoder makes the value of `Result<T, E>`: derive `serde::Deserialize` for it, or return `String`, `Bytes`, `Response` or `StreamingResponse`"
+)]
 pub trait ReturnKind: Send + 'static {
     /// What the method returns in `Ok`.
     type Output: Send;

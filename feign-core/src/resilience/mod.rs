@@ -27,7 +27,11 @@
 
 mod adaptive;
 mod adaptive_config;
+#[cfg(test)]
+mod adaptive_tests;
 mod breaker;
+#[cfg(test)]
+mod breaker_tests;
 mod bulkhead;
 mod classify;
 mod config;

@@ -103,29 +103,34 @@ async fn a_server_requiring_a_client_certificate_accepts_ours_and_refuses_none()
         .unwrap();
     assert_eq!(with_identity.call("ok").await.unwrap(), "ok");
 
-    let without = CallsClient::builder()
-        .url(server.url())
-        .tls(Tls::new().ca_pem(pki.ca.clone()))
-        .build()
-        .unwrap();
-    let error = without.call("ok").await.unwrap_err();
-    assert!(
-        !error.is_status(),
-        "no HTTP answer without a certificate: {error:?}"
-    );
-
-    // A certificate from a CA the server does not trust is refused too.
-    let stranger = Pki::new();
-    let foreign = CallsClient::builder()
-        .url(server.url())
-        .tls(
+    // Without a certificate, and with one from a CA the server does not know: no HTTP answer,
+    // the handshake refused, and the client told why.
+    let stranger = Pki::with_ca_name("stranger CA");
+    let refusals = [
+        (Tls::new().ca_pem(pki.ca.clone()), "CertificateRequired"),
+        (
             Tls::new()
                 .ca_pem(pki.ca.clone())
                 .identity_pem(stranger.client.cert.clone(), stranger.client.key.clone()),
-        )
-        .build()
-        .unwrap();
-    assert!(foreign.call("ok").await.is_err());
+            "UnknownCA",
+        ),
+    ];
+    for (tls, alert) in refusals {
+        let client = CallsClient::builder()
+            .url(server.url())
+            .tls(tls)
+            .retryer(feign_core::Retryer::never())
+            .build()
+            .unwrap();
+        let error = client.call("ok").await.unwrap_err();
+        assert!(!error.is_status(), "no HTTP answer: {error:?}");
+        let text = error_chain(&error);
+        assert!(
+            text.contains(&format!("received fatal alert: {alert}")),
+            "the client is told {alert}: {text}"
+        );
+    }
+    assert_eq!(server.refused(), 2, "both handshakes refused by the server");
 }
 
 #[tokio::test]

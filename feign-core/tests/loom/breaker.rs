@@ -2,15 +2,21 @@
 //! permit given back is never lost nor doubled, and a transition is never undone by anything
 //! done in an older generation (a late permit given back, a second transition from the same
 //! state), so the word never holds an impossible state such as closed with permits left. And
-//! the outcomes recorded under the breaker's lock: none of the current state is lost, none of
-//! an older state counts, and they move the breaker once.
+//! the breaker itself (`Breaker::acquire`, `record`, `transition`): the outcomes recorded
+//! under its lock, none of the current state lost, none of an older state counted, move it
+//! once; the turn from open to half-open, raced by callers and the timer, happens once.
+
+use std::sync::Arc as StdArc;
+use std::time::Duration;
 
 use loom::sync::atomic::{AtomicUsize, Ordering};
-use loom::sync::{Arc, Mutex};
+use loom::sync::Arc;
 use loom::thread;
+use tokio::sync::broadcast;
 
-use super::outcomes::{Thresholds, Windows};
-use super::state::CircuitState;
+use super::breaker::{Breaker, Outcome};
+use super::config::CircuitBreakerConfig;
+use super::state::{CircuitState, StateTransition};
 use super::word::{Admission, StateWord, Word};
 use crate::check;
 
@@ -121,73 +127,121 @@ fn one_of_two_transitions_from_a_state_wins() {
     });
 }
 
-/// A breaker reduced to its state word and its windows, recording as `Breaker::record` and
-/// `Breaker::transition` do: under the windows' lock, the outcome counted against the word
-/// read there, and the transition it calls for made (windows cleared, word advanced).
-struct Breaker {
-    word: StateWord,
-    windows: Mutex<Windows>,
+/// The breaker's settings in the models: a window of 4 calls that must all be recorded, 60 %
+/// failures to open, `PERMITTED` trial calls, and no wait in the open state (the clock is the
+/// real one: a wait of zero is over at once), so an open breaker turns half-open as soon as a
+/// caller or the timer looks.
+fn config() -> CircuitBreakerConfig {
+    CircuitBreakerConfig::default()
+        .sliding_window_size(4)
+        .minimum_number_of_calls(4)
+        .failure_rate_threshold(60.0)
+        .permitted_number_of_calls_in_half_open_state(PERMITTED)
+        .wait_duration_in_open_state(Duration::ZERO)
 }
 
-impl Breaker {
-    fn record(&self, generation: u64, failed: bool) {
-        let mut windows = self.windows.lock().unwrap();
-        let word = self.word.load();
-        if let Some(to) = windows.record(word, generation, failed, false) {
-            windows.clear();
-            let permits = if to == CircuitState::HalfOpen {
-                PERMITTED
-            } else {
-                0
-            };
-            self.word.advance(word, to, permits);
-        }
+/// The transitions the breaker announced so far.
+fn transitions(
+    events: &mut broadcast::Receiver<StateTransition>,
+) -> Vec<(CircuitState, CircuitState)> {
+    std::iter::from_fn(|| events.try_recv().ok())
+        .map(|t| (t.from, t.to))
+        .collect()
+}
+
+/// A breaker opened by four failures, in generation 1.
+fn opened(config: &CircuitBreakerConfig) -> StdArc<Breaker> {
+    let breaker = Breaker::new("OrderService#get_order", config);
+    for _ in 0..4 {
+        breaker
+            .acquire()
+            .expect("closed admits")
+            .record(Outcome::Failure);
     }
+    assert_eq!(breaker.word_state(), CircuitState::Open);
+    breaker
 }
 
 /// Two half-open trial calls fail while a call admitted before the breaker opened reports a
-/// success late: the late success is not counted (it would make the failure rate 50 %, under the
-/// 60 % threshold, and close the breaker), neither failure is lost (the round would never end),
-/// and the breaker opens once, into the next generation.
+/// success late, through the breaker's own `record` and `transition`: the late success is not
+/// counted (it would make the failure rate 50 %, under the 60 % threshold, and close the
+/// breaker), neither failure is lost (the round would never end), and the breaker opens once
+/// more, announcing each transition once.
 #[test]
 fn trial_outcomes_decide_the_round_once() {
     check(2, || {
-        let thresholds = Thresholds {
-            failure_rate: 60.0,
-            slow_call_rate: 100.0,
-            minimum_calls: 4,
-            trials: PERMITTED as usize,
-        };
-        let breaker = Arc::new(Breaker {
-            word: StateWord::new(),
-            windows: Mutex::new(Windows::new(4, thresholds)),
-        });
-        let Admission::Admitted(closed) = breaker.word.admit() else {
-            panic!("closed refused a call");
-        };
-        breaker
-            .word
-            .advance(breaker.word.load(), CircuitState::HalfOpen, PERMITTED)
-            .expect("the only transition");
-        let trials: Vec<_> = (0..2)
-            .map(|_| {
-                let breaker = breaker.clone();
-                thread::spawn(move || {
-                    let Admission::Admitted(generation) = breaker.word.admit() else {
-                        panic!("a trial call refused");
-                    };
-                    breaker.record(generation, true);
-                })
-            })
+        let config = config();
+        let mut events = config.subscribe();
+        let breaker = Breaker::new("OrderService#get_order", &config);
+        let late = breaker.acquire().expect("closed admits");
+        for _ in 0..4 {
+            breaker
+                .acquire()
+                .expect("closed admits")
+                .record(Outcome::Failure);
+        }
+        // The wait is over at once: the first trial call turns the breaker half-open.
+        let trials = [(); 2].map(|_| breaker.acquire().expect("a trial call"));
+        assert_eq!(breaker.word_state(), CircuitState::HalfOpen);
+        let recorders: Vec<_> = trials
+            .into_iter()
+            .map(|trial| thread::spawn(move || trial.record(Outcome::Failure)))
             .collect();
-        let late = {
-            let breaker = breaker.clone();
-            thread::spawn(move || breaker.record(closed, false))
-        };
-        for t in trials {
-            t.join().unwrap();
+        let late = thread::spawn(move || late.record(Outcome::Success));
+        for recorder in recorders {
+            recorder.join().unwrap();
         }
         late.join().unwrap();
-        assert_eq!(breaker.word.load(), Word::new(CircuitState::Open, 0, 2));
+        assert_eq!(breaker.word_state(), CircuitState::Open);
+        assert_eq!(
+            transitions(&mut events),
+            [
+                (CircuitState::Closed, CircuitState::Open),
+                (CircuitState::Open, CircuitState::HalfOpen),
+                (CircuitState::HalfOpen, CircuitState::Open),
+            ]
+        );
+    });
+}
+
+/// An open breaker whose wait is over, as two callers `acquire` and the timer turns it
+/// half-open: the turn happens once (one announcement), exactly the permitted trial calls
+/// are admitted and the others refused as open, and a trial call dropped without an outcome
+/// gives its permit back.
+#[test]
+fn the_turn_to_half_open_happens_once_under_callers_and_the_timer() {
+    check(2, || {
+        let config = config().permitted_number_of_calls_in_half_open_state(1);
+        let mut events = config.subscribe();
+        let breaker = opened(&config);
+        let callers: Vec<_> = (0..2)
+            .map(|_| {
+                let breaker = breaker.clone();
+                thread::spawn(move || breaker.acquire())
+            })
+            .collect();
+        let timer = {
+            let breaker = breaker.clone();
+            thread::spawn(move || breaker.half_open_after_wait(1))
+        };
+        let answers: Vec<_> = callers.into_iter().map(|c| c.join().unwrap()).collect();
+        timer.join().unwrap();
+        let admitted = answers.iter().filter(|answer| answer.is_ok()).count();
+        assert_eq!(admitted, 1, "one trial call for one permit");
+        assert!(answers
+            .iter()
+            .filter_map(|answer| answer.as_ref().err())
+            .all(|error| error.is_circuit_open()));
+        assert_eq!(breaker.word_state(), CircuitState::HalfOpen);
+        assert_eq!(
+            transitions(&mut events),
+            [
+                (CircuitState::Closed, CircuitState::Open),
+                (CircuitState::Open, CircuitState::HalfOpen),
+            ]
+        );
+        drop(answers);
+        let again = breaker.acquire();
+        assert!(again.is_ok(), "the dropped trial call gave its permit back");
     });
 }

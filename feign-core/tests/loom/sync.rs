@@ -1,6 +1,6 @@
 //! loom's counterparts of `src/sync.rs`.
 
-pub(crate) use loom::sync::atomic::{AtomicU64, Ordering};
+pub(crate) use loom::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 pub(crate) use loom::sync::{Arc, Mutex, MutexGuard};
 
 pub(crate) use crate::support::ArcSwap;

@@ -1,11 +1,14 @@
 //! A registry behind basic auth, and replication taken only from configured peers: requests
-//! without the credentials get 401 as from Spring Security, our Eureka client and peers send the
-//! credentials their URLs hold, a batch from anywhere else is refused, and replicated
-//! registrations count against the registration limit.
+//! without the credentials, or with wrong ones, get 401 as from Spring Security on every
+//! endpoint (each write and read under `/eureka/` and `/eureka/v2/`, the watch, the dashboard)
+//! and change nothing; our Eureka client and peers send the credentials their URLs hold, a batch
+//! from anywhere else is refused, and replicated registrations count against the registration
+//! limit.
 
 use std::net::{IpAddr, Ipv4Addr};
 use std::time::Duration;
 
+use reqwest::Method;
 use serde_json::{json, Value};
 
 use crate::client::{client, eventually};
@@ -49,6 +52,159 @@ async fn a_registry_with_credentials_answers_only_requests_that_carry_them() {
             .unwrap();
         assert_eq!(right.status(), 200, "{url}");
     }
+    server.shutdown().await;
+}
+
+/// `lastDirtyTimestamp` of the instance the auth tests register.
+const LDT: u64 = 1_732_881_099_990;
+
+/// Every request of the API, each path relative to a prefix (`/eureka/` or `/eureka/v2/`),
+/// about the registered instance `A/a-1`: its method, path and JSON body.
+fn api_requests() -> Vec<(Method, String, Option<Value>)> {
+    let batch = json!({ "replicationList": [{
+        "appName": "A", "id": "a-1", "lastDirtyTimestamp": LDT, "status": "UP", "action": "Cancel",
+    }]});
+    vec![
+        (
+            Method::POST,
+            "apps/A".into(),
+            Some(instance("A", "a-2", 8081, "UP", LDT)),
+        ),
+        (
+            Method::PUT,
+            format!("apps/A/a-1?status=UP&lastDirtyTimestamp={LDT}"),
+            None,
+        ),
+        (Method::DELETE, "apps/A/a-1".into(), None),
+        (
+            Method::PUT,
+            "apps/A/a-1/status?value=OUT_OF_SERVICE".into(),
+            None,
+        ),
+        (Method::DELETE, "apps/A/a-1/status?value=UP".into(), None),
+        (
+            Method::PUT,
+            "apps/A/a-1/metadata?team=intruders".into(),
+            None,
+        ),
+        (Method::POST, "peerreplication/batch/".into(), Some(batch)),
+        (Method::GET, "watch".into(), None),
+        (Method::GET, "apps/".into(), None),
+        (Method::GET, "apps/delta".into(), None),
+        (Method::GET, "apps/A".into(), None),
+        (Method::GET, "apps/A/a-1".into(), None),
+        (Method::GET, "instances/a-1".into(), None),
+        (Method::GET, "vips/a".into(), None),
+        (Method::GET, "svips/a".into(), None),
+    ]
+}
+
+/// Sends `method url` with `body`, and with `credentials` when given.
+async fn send(
+    method: Method,
+    url: &str,
+    body: Option<&Value>,
+    credentials: Option<(&str, &str)>,
+) -> reqwest::Response {
+    send_with(&http(), method, url, body, credentials).await
+}
+
+/// [`send`] through `client`.
+async fn send_with(
+    client: &reqwest::Client,
+    method: Method,
+    url: &str,
+    body: Option<&Value>,
+    credentials: Option<(&str, &str)>,
+) -> reqwest::Response {
+    let mut request = client
+        .request(method, url)
+        .header("Accept", "application/json");
+    if let Some(body) = body {
+        request = request
+            .header("Content-Type", "application/json")
+            .body(body.to_string());
+    }
+    if let Some((user, password)) = credentials {
+        request = request.basic_auth(user, Some(password));
+    }
+    request.send().await.unwrap()
+}
+
+#[tokio::test]
+async fn every_endpoint_refuses_requests_without_or_with_wrong_credentials() {
+    let peer = format!("{}/eureka/", feign_test_support::closed_port_url());
+    let server = dev()
+        .credentials(USER, PASSWORD)
+        .peer(peer)
+        .startup_sync(false)
+        .start()
+        .await
+        .unwrap();
+    let base = server.url().to_owned();
+    let right = Some((USER, PASSWORD));
+    let registered = send(
+        Method::POST,
+        &format!("{base}apps/A"),
+        Some(&instance("A", "a-1", 8080, "UP", LDT)),
+        right,
+    )
+    .await;
+    assert_eq!(registered.status(), 204);
+
+    let v2 = base.replacen("/eureka/", "/eureka/v2/", 1);
+    let root = base.trim_end_matches("eureka/").to_owned();
+    let mut requests: Vec<(Method, String, Option<Value>)> = Vec::new();
+    for prefix in [&base, &v2] {
+        for (method, path, body) in api_requests() {
+            requests.push((method, format!("{prefix}{path}"), body));
+        }
+    }
+    requests.push((Method::GET, root.clone(), None));
+    requests.push((Method::GET, format!("{root}no-such-page"), None));
+    // Each URL is tried from an address of its own (all of 127.0.0.0/8 is loopback), so that
+    // the wrong credentials stay under the per-address throttle and each answer is the 401.
+    for (n, (method, url, body)) in requests.iter().enumerate() {
+        let from = IpAddr::V4(Ipv4Addr::new(127, 0, 1, n as u8 + 1));
+        let client = reqwest::Client::builder()
+            .local_address(from)
+            .no_gzip()
+            .no_proxy()
+            .redirect(reqwest::redirect::Policy::none())
+            .build()
+            .unwrap();
+        for credentials in [None, Some((USER, "guess")), Some(("intruder", PASSWORD))] {
+            let response =
+                send_with(&client, method.clone(), url, body.as_ref(), credentials).await;
+            let what = format!("{method} {url} with {credentials:?}");
+            assert_eq!(response.status(), 401, "{what}");
+            assert_eq!(
+                response.headers()["www-authenticate"],
+                "Basic realm=\"Realm\"",
+                "{what}"
+            );
+        }
+    }
+
+    // Nothing changed: one instance, up, its metadata as registered.
+    assert_eq!(server.instance_count(), 1);
+    let read = send(Method::GET, &format!("{base}apps/A/a-1"), None, right).await;
+    assert_eq!(read.status(), 200);
+    let read: Value = serde_json::from_slice(&read.bytes().await.unwrap()).unwrap();
+    assert_eq!(read["instance"]["status"], "UP");
+    assert_eq!(read["instance"]["overriddenStatus"], "UNKNOWN");
+    assert_eq!(read["instance"]["metadata"], json!({"zone": "zone-a"}));
+
+    // The same writes with the credentials are carried out.
+    for (method, path, expected) in [
+        (Method::PUT, "apps/A/a-1/metadata?team=owners", 200),
+        (Method::PUT, "apps/A/a-1/status?value=OUT_OF_SERVICE", 200),
+        (Method::DELETE, "apps/A/a-1", 200),
+    ] {
+        let response = send(method.clone(), &format!("{v2}{path}"), None, right).await;
+        assert_eq!(response.status(), expected, "{method} {path}");
+    }
+    assert_eq!(server.instance_count(), 0);
     server.shutdown().await;
 }
 

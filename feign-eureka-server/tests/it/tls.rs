@@ -1,7 +1,9 @@
 //! The registry over TLS with a certificate made here by a CA made here: a client trusting the
 //! CA reads it over HTTPS, one that does not is refused, plain HTTP gets no answer, and a key that
 //! is not the certificate's, or PEM that holds nothing (a client CA's included), fails the start
-//! with a reason. Mutual TLS against the client is tested in feign-eureka's `tls.rs`.
+//! with a reason. Mutual TLS, and the client certificates it refuses (none, a stranger CA's, a
+//! forged CA's), each with its reason on both sides, are tested with the client in
+//! feign-eureka's `transport.rs`.
 
 use feign_eureka_server::{EurekaServer, ServerError, TlsError};
 

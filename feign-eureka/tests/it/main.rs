@@ -12,6 +12,7 @@ mod health;
 mod metrics;
 mod model;
 mod model_props;
+mod model_xml_props;
 mod outage;
 mod registration;
 mod runtime_metadata;

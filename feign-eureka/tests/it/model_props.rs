@@ -182,7 +182,7 @@ fn application() -> impl Strategy<Value = Application> {
 }
 
 /// A listing with its own hash, or a server's hash that does not match it (a delta's).
-fn applications() -> impl Strategy<Value = Applications> {
+pub(crate) fn applications() -> impl Strategy<Value = Applications> {
     (
         prop::collection::vec(application(), 0..4),
         any::<i64>(),
@@ -278,13 +278,18 @@ fn check_readers_agree(document: &[u8], apps: Applications) -> Result<(), TestCa
 }
 
 /// Picks one choice after another from a generated list of bits (cycling).
-struct Choices<'a> {
+pub(crate) struct Choices<'a> {
     bits: &'a [bool],
     next: usize,
 }
 
-impl Choices<'_> {
-    fn take(&mut self) -> bool {
+impl<'a> Choices<'a> {
+    /// Choices from `bits`, which must not be empty.
+    pub(crate) fn new(bits: &'a [bool]) -> Choices<'a> {
+        Choices { bits, next: 0 }
+    }
+
+    pub(crate) fn take(&mut self) -> bool {
         let bit = self.bits[self.next % self.bits.len()];
         self.next += 1;
         bit
@@ -446,7 +451,7 @@ proptest! {
         bits in prop::collection::vec(any::<bool>(), 1..64),
     ) {
         let mut document: Value = serde_json::from_str(&apps.to_json()).expect("own listing");
-        lenient_listing(&mut document, &mut Choices { bits: &bits, next: 0 });
+        lenient_listing(&mut document, &mut Choices::new(&bits));
         let text = document.to_string();
         let read = Applications::from_json(text.as_bytes())
             .map_err(|e| TestCaseError::fail(format!("{e}: {text}")))?;

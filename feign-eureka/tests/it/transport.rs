@@ -1,6 +1,7 @@
 //! The client's transport to the registry: behind a private CA that requires mutual TLS (the
 //! embedded registry serves HTTPS with a certificate from a CA made here and asks every client
-//! for a certificate of that CA), and behind a proxy that requires credentials; settings come
+//! for a certificate of that CA, refusing none, a stranger's and a forger's, each for its own
+//! reason on both sides), and behind a proxy that requires credentials; settings come
 //! from the builder, `eureka.client.tls.*` and `eureka.client.proxy-*`.
 
 use feign_config::Config;
@@ -23,6 +24,7 @@ async fn mtls_registry(pki: &Pki) -> EurekaServer {
 
 #[tokio::test]
 async fn a_client_with_the_ca_and_a_certificate_registers_and_discovers_over_mutual_tls() {
+    let (logs, _guard) = feign_test_support::Captured::install();
     let pki = Pki::new();
     let server = mtls_registry(&pki).await;
     let tls = feign_core::Tls::new()
@@ -48,17 +50,52 @@ async fn a_client_with_the_ca_and_a_certificate_registers_and_discovers_over_mut
     assert_eq!(eureka.instances("orders").map(|i| i.len()), Some(1));
     eureka.shutdown().await;
 
-    // Trusting the CA without a certificate of our own: the registry refuses the handshake.
-    let no_identity = EurekaClient::builder()
-        .service_urls([server.url()])
-        .tls(feign_core::Tls::new().ca_pem(pki.ca.clone()))
-        .enforce_fetch_at_init(true)
-        .start()
-        .await;
-    assert!(
-        matches!(no_identity, Err(Error::InitialFetch(_))),
-        "{no_identity:?}"
-    );
+    // Without a certificate of our own, with one from a CA the registry does not know, and with
+    // one from a CA forged under its CA's name: the registry refuses each handshake, and both
+    // sides say why.
+    let stranger = Pki::with_ca_name("stranger CA");
+    let forger = Pki::new();
+    let refusals = [
+        (None, "CertificateRequired", "peer sent no certificates"),
+        (
+            Some(&stranger),
+            "UnknownCA",
+            "invalid peer certificate: UnknownIssuer",
+        ),
+        (
+            Some(&forger),
+            "DecryptError",
+            "invalid peer certificate: BadSignature",
+        ),
+    ];
+    for (identity, alert, reason) in refusals {
+        let mut tls = feign_core::Tls::new().ca_pem(pki.ca.clone());
+        if let Some(other) = identity {
+            tls = tls.identity_pem(other.client.cert.clone(), other.client.key.clone());
+        }
+        let refused = EurekaClient::builder()
+            .service_urls([server.url()])
+            .tls(tls)
+            .enforce_fetch_at_init(true)
+            .start()
+            .await;
+        let Err(error) = refused else {
+            panic!("the handshake with {alert} expected was accepted");
+        };
+        assert!(matches!(error, Error::InitialFetch(_)), "{error:?}");
+        let text = error_chain(&error);
+        assert!(
+            text.contains(&format!("received fatal alert: {alert}")),
+            "the client is told {alert}: {text}"
+        );
+        let handshakes = logs.matching(tracing::Level::DEBUG, "a TLS handshake failed");
+        assert!(
+            handshakes
+                .iter()
+                .any(|event| event.fields["error"] == reason),
+            "the registry logs {reason:?}: {handshakes:?}"
+        );
+    }
 
     // The public roots only: the registry's certificate is refused.
     let error = EurekaClient::builder()

@@ -1,6 +1,7 @@
 //! The balancer for any HTTP call: a hyper-util client behind `LoadBalancedLayer`, and (feature
-//! `reqwest-middleware`) a plain `reqwest::Client` with `LoadBalancedMiddleware`, each calling
-//! `http://order-service/...` against real backends on loopback.
+//! `reqwest-middleware`, which the crate's dev-dependency on itself turns on for its tests) a
+//! plain `reqwest::Client` with `LoadBalancedMiddleware`, each calling `http://order-service/...`
+//! against real backends on loopback.
 
 use bytes::Bytes;
 use feign_lb::{Ejection, LoadBalancedLayer, LoadBalancer, RetryConfig, StaticSupplier};
@@ -24,15 +25,10 @@ fn balancer(urls: &[String]) -> LoadBalancer {
 #[derive(Clone, Copy, Debug)]
 enum Form {
     Tower,
-    #[cfg(feature = "reqwest-middleware")]
     Middleware,
 }
 
-const FORMS: &[Form] = &[
-    Form::Tower,
-    #[cfg(feature = "reqwest-middleware")]
-    Form::Middleware,
-];
+const FORMS: &[Form] = &[Form::Tower, Form::Middleware];
 
 /// Sends `method url` through `form` over `lb`: the status and body, or the error's chain
 /// with its `Debug`.
@@ -60,7 +56,6 @@ async fn send(
                 Err(e) => Err(format!("{} / {e:?}", error_chain(&*e))),
             }
         }
-        #[cfg(feature = "reqwest-middleware")]
         Form::Middleware => {
             let client = reqwest_middleware::ClientBuilder::new(reqwest::Client::new())
                 .with(feign_lb::LoadBalancedMiddleware::new(lb.clone()))

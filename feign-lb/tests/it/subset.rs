@@ -116,61 +116,6 @@ fn a_change_of_the_list_moves_only_the_clients_it_must() {
     assert!(moved > 0 && moved < 70, "{moved}");
 }
 
-/// Spring's algorithm, for comparison: the list shuffled with a seed from the client's id (its
-/// "round"), then the client's slice of it. Any seeded shuffle shows the same: the slices
-/// depend on every position, so one instance fewer reshuffles most of them.
-fn sliced(client: &str, instances: &[ServiceInstance], size: usize) -> BTreeSet<String> {
-    use rand::seq::SliceRandom;
-    use rand::SeedableRng;
-
-    let id = client
-        .bytes()
-        .fold(0u32, |h, b| h.wrapping_mul(31).wrapping_add(u32::from(b)))
-        & 0x7fff_ffff;
-    let count = (instances.len() / size) as u32;
-    let mut shuffled = instances.to_vec();
-    shuffled.shuffle(&mut rand::rngs::SmallRng::seed_from_u64(u64::from(
-        id / count,
-    )));
-    let start = (id % count) as usize * size;
-    ids(&shuffled[start..start + size])
-}
-
-/// The same change under Spring's shuffle and slice moves most clients.
-#[test]
-fn a_reshuffled_slice_would_move_most_clients() {
-    let instances = fleet(300);
-    let mut fewer = instances.clone();
-    fewer.remove(150);
-    let moved = (0..1_000)
-        .map(|c| format!("client-{c}"))
-        .filter(|c| sliced(c, &instances, 10) != sliced(c, &fewer, 10))
-        .count();
-    println!(
-        "under a shuffle and slice, removing one of 300 instances moved {moved} of 1000 clients"
-    );
-    assert!(moved > 500, "{moved}");
-    let mut load: HashMap<String, usize> = HashMap::new();
-    for c in 0..1_000 {
-        for id in sliced(&format!("client-{c}"), &instances, 10) {
-            *load.entry(id).or_default() += 1;
-        }
-    }
-    let mean = 10_000.0 / 300.0;
-    let sd = (load
-        .values()
-        .map(|&l| (l as f64 - mean).powi(2))
-        .sum::<f64>()
-        / 300.0)
-        .sqrt();
-    println!(
-        "under a shuffle and slice: {} instances with clients, min {}, max {}, sd {sd:.1}",
-        load.len(),
-        load.values().min().unwrap(),
-        load.values().max().unwrap()
-    );
-}
-
 #[test]
 fn a_service_no_larger_than_the_subset_is_used_whole_and_ids_decide() {
     let small = fleet(7);

@@ -1,10 +1,11 @@
-//! Model checks of feign-lb's in-flight count with loom, which runs each model under every
+//! Model checks of feign-lb's lock-free parts with loom, which runs each model under every
 //! interleaving of its threads (up to a preemption bound) and fails on the first that breaks an
 //! assertion. `swap` checks `src/listed.rs`: the listing of an instance in a snapshot, the
 //! attempts counted by its reference count, what a snapshot swap retires, and the gate that
-//! lets one caller at a time rebuild.
+//! lets one caller at a time rebuild. `stride_model` checks `src/stride.rs`: the weighted round
+//! robin's compare-and-swap.
 //!
-//! The model compiles the real `src/listed.rs` (`#[path]`) beside a `sync` module of loom's
+//! The models compile the real `src/listed.rs` and `src/stride.rs` (`#[path]`) beside a `sync` module of loom's
 //! types, where the crate has std's (`src/sync.rs`); that is why this is a binary of its own,
 //! apart from `tests/it/`. `stats` below stands in for `InstanceStats`, of which `listed.rs`
 //! reads only the listings count, and the snapshots are reduced to their version and instance
@@ -25,13 +26,17 @@ mod support;
 mod sync {
     pub(crate) use crate::support::ArcSwap;
     #[allow(unused_imports)] // the stand-in `stats` names its own
-    pub(crate) use loom::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+    pub(crate) use loom::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
     pub(crate) use loom::sync::Arc;
 }
 
 #[path = "../../src/listed.rs"]
 #[allow(dead_code)]
 mod listed;
+
+#[path = "../../src/stride.rs"]
+#[allow(dead_code)] // `position` is the views' and not modelled
+mod stride;
 
 /// What `listed.rs` reads of `InstanceStats`: the listings count (the rest is the instance
 /// and its latency and failure state, which the count does not touch).
@@ -65,4 +70,5 @@ mod stats {
     }
 }
 
+mod stride_model;
 mod swap;

@@ -1,9 +1,17 @@
 //! The callers: for each service, a `#[feign_client]` resolved through its own Eureka discovery
-//! client and feign-lb balancer, configured by [`crate::settings`].
+//! client (push discovery) and feign-lb balancer, hedged, behind an adaptive concurrency limit,
+//! trusting the soak's CA, and following the live configuration file; configured by
+//! [`crate::settings`].
 
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use feign_core::{feign_client, Error, ReqwestClient};
+use feign_core::config::LiveConfig;
+use feign_core::{
+    feign_client, CallInfo, ChooseRequest, Chosen, Error, Resolver, RetryContext, RetryDecision,
+    RetryPolicy, Tls,
+};
 use feign_eureka::EurekaClient;
 use feign_lb::LoadBalancer;
 
@@ -47,19 +55,39 @@ enum Api {
 pub(crate) struct Caller {
     discovery: EurekaClient,
     balancer: LoadBalancer,
+    hedges: Arc<Hedges>,
     api: Api,
 }
 
+/// Builds a client of one service the same way, whichever its trait.
+macro_rules! client {
+    ($client:ident, $resolver:expr, $ca:expr, $live:expr) => {
+        $client::builder()
+            .load_balancer($resolver)
+            .options(settings::options())
+            .hedging(settings::hedging())
+            .adaptive_concurrency(settings::adaptive_limit())
+            .tls(Tls::new().ca_pem($ca))
+            .pool_idle_timeout(settings::POOL_IDLE)
+            .live_config($live)
+            .build()?
+    };
+}
+
 impl Caller {
-    /// Builds the caller of `SERVICES[service]`, discovering through the registries at `urls`.
+    /// Builds the caller of `SERVICES[service]`, discovering through the registries at `urls`,
+    /// trusting the CA `ca` (PEM) and following `live`.
     pub(crate) async fn start(
         service: usize,
         urls: &[String],
         seed: u64,
+        ca: &str,
+        live: &LiveConfig,
     ) -> Result<Caller, Box<dyn std::error::Error + Send + Sync>> {
         let discovery = EurekaClient::builder()
             .service_urls(urls)
             .registry_fetch_interval(settings::FETCH_INTERVAL)
+            .watch(true)
             .connect_timeout(settings::EUREKA_CONNECT_TIMEOUT)
             .read_timeout(settings::EUREKA_READ_TIMEOUT)
             .seed(seed)
@@ -72,31 +100,36 @@ impl Caller {
             .ejection(settings::ejection())
             .seed(seed)
             .build();
-        let http = feign_core::reqwest_builder(settings::CONNECT_TIMEOUT, None, None)
-            .pool_idle_timeout(settings::POOL_IDLE)
-            .build()
-            .map_err(Error::transport)?;
+        let hedges = Arc::new(Hedges::default());
+        let resolver = Counting {
+            balancer: balancer.clone(),
+            hedges: hedges.clone(),
+        };
         let api = match service {
-            0 => Api::Alpha(
-                AlphaClient::builder()
-                    .load_balancer(balancer.clone())
-                    .client(ReqwestClient::from_reqwest(http))
-                    .options(settings::options())
-                    .build()?,
-            ),
-            _ => Api::Beta(
-                BetaClient::builder()
-                    .load_balancer(balancer.clone())
-                    .client(ReqwestClient::from_reqwest(http))
-                    .options(settings::options())
-                    .build()?,
-            ),
+            0 => Api::Alpha(client!(AlphaClient, resolver, ca, live)),
+            _ => Api::Beta(client!(BetaClient, resolver, ca, live)),
         };
         Ok(Caller {
             discovery,
             balancer,
+            hedges,
             api,
         })
+    }
+
+    /// Whether discovery lists the instance `id` of `service` now.
+    pub(crate) fn lists(&self, service: &str, id: &str) -> bool {
+        self.discovery
+            .instances(service)
+            .is_some_and(|instances| instances.iter().any(|i| i.instance_id() == id))
+    }
+
+    /// Hedges sent, and hedges the retry budget refused.
+    pub(crate) fn hedges(&self) -> (u64, u64) {
+        (
+            self.hedges.sent.load(Ordering::Relaxed),
+            self.hedges.refused.load(Ordering::Relaxed),
+        )
     }
 
     /// Waits until discovery lists `count` instances of the service (at most `limit`).
@@ -146,5 +179,58 @@ impl Caller {
     /// Stops discovery.
     pub(crate) async fn shutdown(&self) {
         self.discovery.shutdown().await;
+    }
+}
+
+/// Hedges asked of the balancer's retry policy: sent, and refused by the retry budget.
+#[derive(Debug, Default)]
+struct Hedges {
+    sent: AtomicU64,
+    refused: AtomicU64,
+}
+
+/// The balancer as the caller's resolver, its retry policy counting the hedges it allows.
+struct Counting {
+    balancer: LoadBalancer,
+    hedges: Arc<Hedges>,
+}
+
+impl Resolver for Counting {
+    fn choose(&self, request: &ChooseRequest<'_>) -> Result<Chosen, Error> {
+        self.balancer.choose(request)
+    }
+
+    fn retry_policy(&self, service: &str) -> Option<Arc<dyn RetryPolicy>> {
+        let inner = self.balancer.retry_policy(service)?;
+        Some(Arc::new(CountingPolicy {
+            inner,
+            hedges: self.hedges.clone(),
+        }))
+    }
+}
+
+/// A retry policy as it is, counting the hedges it allows and refuses.
+struct CountingPolicy {
+    inner: Arc<dyn RetryPolicy>,
+    hedges: Arc<Hedges>,
+}
+
+impl RetryPolicy for CountingPolicy {
+    fn on_call(&self) {
+        self.inner.on_call();
+    }
+
+    fn decide(&self, ctx: &RetryContext<'_>) -> RetryDecision {
+        self.inner.decide(ctx)
+    }
+
+    fn allow_hedge(&self, call: &CallInfo<'_>) -> bool {
+        let allowed = self.inner.allow_hedge(call);
+        let count = match allowed {
+            true => &self.hedges.sent,
+            false => &self.hedges.refused,
+        };
+        count.fetch_add(1, Ordering::Relaxed);
+        allowed
     }
 }

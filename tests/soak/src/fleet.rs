@@ -2,15 +2,16 @@
 //!
 //! Of each service's instances the first [`PROXIED`] sit behind a fault proxy and are never
 //! stopped; the others are stopped, aborted and restarted (on a new port, as a restarted
-//! container would be).
+//! container would be). The instances of [`TLS_SERVICE`] serve HTTPS.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use tokio_rustls::TlsAcceptor;
+
 use crate::caller::SERVICES;
-use crate::instance::Instance;
-use crate::ledger::Ledger;
+use crate::instance::{Books, Instance, Spec};
 use crate::proxy::Mode;
 use crate::registries::View;
 
@@ -18,6 +19,8 @@ use crate::registries::View;
 pub(crate) const PER_SERVICE: usize = 6;
 /// Instances per service behind a fault proxy.
 pub(crate) const PROXIED: usize = 2;
+/// The service whose instances serve HTTPS (`beta`); the other serves plain HTTP.
+pub(crate) const TLS_SERVICE: usize = 1;
 
 /// Which instances are healthy: running, registered, and not behind a proxy that fails calls.
 pub(crate) struct Health {
@@ -49,8 +52,11 @@ impl Health {
 /// Every instance slot of both services.
 pub(crate) struct Fleet {
     slots: Vec<Option<Instance>>,
+    /// Requests answered by each slot's instances, whichever ran there.
+    served: Vec<Arc<AtomicU64>>,
     urls: Vec<String>,
-    ledger: Arc<Ledger>,
+    books: Books,
+    tls: TlsAcceptor,
     health: Arc<Health>,
     seed: u64,
     starts: u64,
@@ -60,13 +66,18 @@ impl Fleet {
     /// Starts every instance and waits until each is registered.
     pub(crate) async fn start(
         urls: Vec<String>,
-        ledger: Arc<Ledger>,
+        books: Books,
+        tls: TlsAcceptor,
         seed: u64,
     ) -> std::io::Result<Fleet> {
         let mut fleet = Fleet {
             slots: (0..SERVICES.len() * PER_SERVICE).map(|_| None).collect(),
+            served: (0..SERVICES.len() * PER_SERVICE)
+                .map(|_| Arc::new(AtomicU64::new(0)))
+                .collect(),
             urls,
-            ledger,
+            books,
+            tls,
             health: Arc::new(Health::new()),
             seed,
             starts: 0,
@@ -121,13 +132,15 @@ impl Fleet {
     pub(crate) async fn restart(&mut self, service: usize, slot: usize) -> std::io::Result<()> {
         self.starts += 1;
         let seed = self.seed.wrapping_mul(1_000_003).wrapping_add(self.starts);
-        let instance = Instance::start(
-            SERVICES[service],
-            slot < PROXIED,
-            &self.urls,
-            self.ledger.clone(),
+        let instance = Instance::start(Spec {
+            service: SERVICES[service],
+            proxied: slot < PROXIED,
+            tls: (service == TLS_SERVICE).then(|| self.tls.clone()),
+            urls: &self.urls,
+            books: self.books.clone(),
+            served: self.served[service * PER_SERVICE + slot].clone(),
             seed,
-        )
+        })
         .await?;
         let deadline = Instant::now() + Duration::from_secs(5);
         while !instance.is_registered() && Instant::now() < deadline {
@@ -144,6 +157,14 @@ impl Fleet {
                 self.label(service, slot)
             )))
         }
+    }
+
+    /// Requests answered by each slot of `service`, whichever instances ran there.
+    pub(crate) fn served(&self, service: usize) -> Vec<u64> {
+        self.served[service * PER_SERVICE..(service + 1) * PER_SERVICE]
+            .iter()
+            .map(|served| served.load(Ordering::Relaxed))
+            .collect()
     }
 
     /// Switches the proxy in front of a slot; the instance counts as healthy only while the

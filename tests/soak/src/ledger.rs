@@ -1,4 +1,6 @@
-//! The servers' record of POSTs executed, per call key.
+//! The servers' record of requests executed, per call number: one ledger for the POSTs (each
+//! must be executed once at most), one for the GETs (where a call's second request is a retry or
+//! a hedge).
 //!
 //! Keys are the load generator's call numbers, so the ledger is a flat array of counters sized
 //! once at start: it does not grow during the run and so does not blur the memory check.
@@ -21,9 +23,14 @@ impl Ledger {
         }
     }
 
-    /// Counts one execution of `key`.
+    /// Counts one execution of `key`, a call number in text.
     pub(crate) fn executed(&self, key: &str) {
-        let slot = key.parse::<usize>().ok().and_then(|n| self.counts.get(n));
+        self.executed_number(key.parse().unwrap_or(u64::MAX));
+    }
+
+    /// Counts one execution of call number `n`.
+    pub(crate) fn executed_number(&self, n: u64) {
+        let slot = usize::try_from(n).ok().and_then(|n| self.counts.get(n));
         match slot {
             Some(count) => {
                 let _ = count.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |c| {
@@ -52,6 +59,22 @@ impl Ledger {
             .iter()
             .filter(|count| count.load(Ordering::Relaxed) > 0)
             .count()
+    }
+
+    /// How many times `key` was executed (at most 255).
+    pub(crate) fn count(&self, key: u64) -> u8 {
+        usize::try_from(key)
+            .ok()
+            .and_then(|key| self.counts.get(key))
+            .map_or(0, |count| count.load(Ordering::Relaxed))
+    }
+
+    /// Executions of every key together.
+    pub(crate) fn total(&self) -> u64 {
+        self.counts
+            .iter()
+            .map(|count| u64::from(count.load(Ordering::Relaxed)))
+            .sum()
     }
 
     /// Keys outside the expected range.

@@ -14,6 +14,7 @@ use tokio::time::MissedTickBehavior;
 use crate::caller::{Caller, SERVICES};
 use crate::fleet::Health;
 use crate::journal::{Journal, Kind};
+use crate::ledger::Ledger;
 
 /// Share of the calls that are GETs; the rest are POSTs, each with its own call key.
 const GET_SHARE: f64 = 0.7;
@@ -34,15 +35,48 @@ pub(crate) struct MethodStats {
     pub(crate) slowest_ms: AtomicU64,
 }
 
-/// The load's counts.
+/// The calls that started in one phase of the run.
 #[derive(Debug, Default)]
+pub(crate) struct PhaseStats {
+    /// Calls made.
+    pub(crate) calls: AtomicU64,
+    /// Of them, POSTs.
+    pub(crate) posts: AtomicU64,
+    /// Of those, the ones that failed.
+    pub(crate) posts_failed: AtomicU64,
+}
+
+/// The load's counts.
 pub(crate) struct Stats {
     /// Calls started and not yet finished.
     pub(crate) in_flight: AtomicU64,
+    /// The most calls in flight at once since the resources were last noted.
+    pub(crate) peak_in_flight: AtomicU64,
     /// GET calls (idempotent).
     pub(crate) get: MethodStats,
     /// POST calls (each with its own call key).
     pub(crate) post: MethodStats,
+    /// By the phase the call started in: warm-up, faults, settling.
+    pub(crate) phases: [PhaseStats; 3],
+    /// Calls the adaptive concurrency limit refused.
+    pub(crate) shed: AtomicU64,
+    /// The POSTs answered with success, by call key.
+    pub(crate) answered_posts: Ledger,
+}
+
+impl Stats {
+    /// Counts for a run of up to `capacity` calls.
+    pub(crate) fn new(capacity: usize) -> Stats {
+        Stats {
+            in_flight: AtomicU64::new(0),
+            peak_in_flight: AtomicU64::new(0),
+            get: MethodStats::default(),
+            post: MethodStats::default(),
+            phases: Default::default(),
+            shed: AtomicU64::new(0),
+            answered_posts: Ledger::new(capacity),
+        }
+    }
 }
 
 /// What the load needs to run.
@@ -57,6 +91,8 @@ pub(crate) struct Load {
     pub(crate) stats: Arc<Stats>,
     /// While set, ticks pass without a call.
     pub(crate) paused: Arc<AtomicBool>,
+    /// When the faults phase and the settling phase begin.
+    pub(crate) phase_starts: [Instant; 2],
 }
 
 impl Load {
@@ -92,10 +128,21 @@ impl Load {
         let health = self.health.clone();
         let journal = self.journal.clone();
         let stats = self.stats.clone();
-        stats.in_flight.fetch_add(1, Ordering::SeqCst);
+        let in_flight = stats.in_flight.fetch_add(1, Ordering::SeqCst) + 1;
+        stats.peak_in_flight.fetch_max(in_flight, Ordering::Relaxed);
+        let phase = self
+            .phase_starts
+            .iter()
+            .filter(|&&start| Instant::now() >= start)
+            .count();
         async move {
             let method = if get { &stats.get } else { &stats.post };
             method.calls.fetch_add(1, Ordering::Relaxed);
+            let in_phase = &stats.phases[phase];
+            in_phase.calls.fetch_add(1, Ordering::Relaxed);
+            if !get {
+                in_phase.posts.fetch_add(1, Ordering::Relaxed);
+            }
             let healthy_before = health.count(service);
             let started = Instant::now();
             let caller = &callers[service];
@@ -110,9 +157,18 @@ impl Load {
                 Ok(()) => {
                     method.ok.fetch_add(1, Ordering::Relaxed);
                     method.slowest_ms.fetch_max(elapsed_ms, Ordering::Relaxed);
+                    if !get {
+                        stats.answered_posts.executed_number(number);
+                    }
                 }
                 Err(error) => {
                     method.failed.fetch_add(1, Ordering::Relaxed);
+                    if !get {
+                        in_phase.posts_failed.fetch_add(1, Ordering::Relaxed);
+                    }
+                    if error.is_bulkhead_full() {
+                        stats.shed.fetch_add(1, Ordering::Relaxed);
+                    }
                     if healthy_before > 0 && healthy_after > 0 {
                         method.failed_while_healthy.fetch_add(1, Ordering::Relaxed);
                     }

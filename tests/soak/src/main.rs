@@ -15,10 +15,13 @@
 
 mod caller;
 mod fleet;
+mod gauges;
 mod instance;
 mod journal;
 mod ledger;
+mod live;
 mod load;
+mod pki;
 mod plan;
 mod proxy;
 mod registries;
@@ -78,7 +81,11 @@ async fn main() -> ExitCode {
         seed: args.seed,
         rate: args.rate,
     };
-    let outcome = match run::run(settings).await {
+    let Some(gauges) = gauges::Gauges::install() else {
+        eprintln!("soak could not run: a metrics recorder was installed already");
+        return ExitCode::FAILURE;
+    };
+    let outcome = match run::run(settings, gauges).await {
         Ok(outcome) => outcome,
         Err(error) => {
             eprintln!("soak could not run: {error}");

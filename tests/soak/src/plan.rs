@@ -6,7 +6,8 @@
 //! restarts them; the proxy track puts one proxied instance in a faulting mode (latency, reset,
 //! blackhole, half-open) and back; the registry track kills a registry node and restarts it on
 //! its port, or makes one node answer slowly. Every fault ends within its period, so at least
-//! [`PER_SERVICE`] − 3 instances of each service stay healthy throughout.
+//! [`PER_SERVICE`] − 3 instances of each service stay healthy throughout. A fourth track, no
+//! fault, edits the callers' live configuration once per period.
 
 use std::fmt;
 use std::time::Duration;
@@ -45,6 +46,8 @@ pub(crate) enum Action {
     RestartRegistry(usize),
     /// A registry node answering slowly (`true`) or normally.
     SlowRegistry(usize, bool),
+    /// The callers' configuration file edited to this version.
+    Reconfigure(u64),
 }
 
 impl Action {
@@ -54,7 +57,7 @@ impl Action {
             Action::Stop { .. } | Action::Abort { .. } | Action::KillRegistry(_) => true,
             Action::Proxy { mode, .. } => mode != Mode::Pass,
             Action::SlowRegistry(_, slow) => slow,
-            Action::Restart { .. } | Action::RestartRegistry(_) => false,
+            Action::Restart { .. } | Action::RestartRegistry(_) | Action::Reconfigure(_) => false,
         }
     }
 }
@@ -80,6 +83,9 @@ impl fmt::Display for Action {
                 settings::REGISTRY_LATENCY.as_millis()
             ),
             Action::SlowRegistry(node, false) => write!(f, "registry node {node} normal speed"),
+            Action::Reconfigure(version) => {
+                write!(f, "callers' configuration edited to version {version}")
+            }
         }
     }
 }
@@ -104,6 +110,7 @@ const PROXY_MODES: [Mode; 4] = [
 /// The plan for faults between `from` and `to` (from the start of the run).
 pub(crate) fn plan(seed: u64, from: Duration, to: Duration) -> Vec<Step> {
     let mut rng = SmallRng::seed_from_u64(seed);
+    let mut edits = SmallRng::seed_from_u64(seed ^ 0xed17_c0f1);
     let window = to.saturating_sub(from);
     let period = (window / 6).clamp(PERIOD.0, PERIOD.1);
     let periods = (window.as_secs_f64() / period.as_secs_f64()).floor() as u32;
@@ -183,6 +190,13 @@ pub(crate) fn plan(seed: u64, from: Duration, to: Duration) -> Vec<Step> {
         steps.push(Step {
             at: end,
             action: recovery,
+        });
+
+        // Live configuration track, on a generator of its own so the faults stay those of the
+        // seed; version 1 is the callers' first.
+        steps.push(Step {
+            at: base + period.mul_f64(edits.random_range(0.0..1.0)),
+            action: Action::Reconfigure(u64::from(p) + 2),
         });
     }
     steps.sort_by_key(|step| step.at);

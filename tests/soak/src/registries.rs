@@ -205,6 +205,7 @@ async fn start_node(urls: &[String], node: usize) -> Result<EurekaServer, Server
         .read_only_cache(false)
         .eviction_interval(settings::EVICTION_INTERVAL)
         .delta_retention(settings::DELTA_RETENTION)
+        .replication_delay(settings::REPLICATION_DELAY)
         .netflix_lease_expiry(false)
         .shutdown_grace(Duration::ZERO)
         .start()

@@ -16,6 +16,10 @@ static GLOBAL: &StatsAlloc<System> = &INSTRUMENTED_SYSTEM;
 pub(crate) struct Sample {
     /// `VmRSS` from `/proc/self/status`, in KiB.
     pub(crate) rss_kib: u64,
+    /// Of it, `RssAnon` (heap and stacks) and `RssFile` (the binary's and libraries' pages
+    /// read in so far), in KiB.
+    pub(crate) rss_anon_kib: u64,
+    pub(crate) rss_file_kib: u64,
     /// Entries of `/proc/self/fd`.
     pub(crate) fds: u64,
     /// `num_alive_tasks` of the current tokio runtime.
@@ -24,11 +28,11 @@ pub(crate) struct Sample {
     pub(crate) heap_kib: u64,
 }
 
-fn rss_kib() -> u64 {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+/// A field of `/proc/self/status` in KiB (0 where it is not told).
+fn status_kib(status: &str, field: &str) -> u64 {
     status
         .lines()
-        .find_map(|line| line.strip_prefix("VmRSS:"))
+        .find_map(|line| line.strip_prefix(field))
         .and_then(|rest| rest.trim().trim_end_matches("kB").trim().parse().ok())
         .unwrap_or(0)
 }
@@ -43,14 +47,45 @@ fn heap_kib() -> u64 {
         / 1024) as u64
 }
 
+/// CPU time the process has used (user and system), in ms, from `/proc/self/stat` (clock ticks
+/// of 10 ms).
+pub(crate) fn cpu_ms() -> u64 {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    // The fields after the command name, which is in parentheses and may hold spaces.
+    let fields: Vec<&str> = stat
+        .rsplit_once(')')
+        .map_or("", |(_, rest)| rest)
+        .split_whitespace()
+        .collect();
+    let ticks = |i: usize| {
+        fields
+            .get(i)
+            .and_then(|f| f.parse::<u64>().ok())
+            .unwrap_or(0)
+    };
+    // utime and stime are fields 14 and 15 of the line, 12 and 13 after the name.
+    (ticks(11) + ticks(12)) * 10
+}
+
+/// The machine's load average over the last minute, from `/proc/loadavg`.
+pub(crate) fn load_average() -> f64 {
+    std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .and_then(|text| text.split_whitespace().next()?.parse().ok())
+        .unwrap_or(0.0)
+}
+
 fn fds() -> u64 {
     std::fs::read_dir("/proc/self/fd").map_or(0, |dir| dir.count() as u64)
 }
 
 /// A reading now.
 pub(crate) fn sample() -> Sample {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
     Sample {
-        rss_kib: rss_kib(),
+        rss_kib: status_kib(&status, "VmRSS:"),
+        rss_anon_kib: status_kib(&status, "RssAnon:"),
+        rss_file_kib: status_kib(&status, "RssFile:"),
         fds: fds(),
         tasks: tokio::runtime::Handle::current()
             .metrics()
@@ -76,6 +111,8 @@ pub(crate) async fn settled(count: usize, gap: Duration) -> Sample {
     };
     Sample {
         rss_kib: median(|s| s.rss_kib),
+        rss_anon_kib: median(|s| s.rss_anon_kib),
+        rss_file_kib: median(|s| s.rss_file_kib),
         fds: median(|s| s.fds),
         tasks: median(|s| s.tasks),
         heap_kib: median(|s| s.heap_kib),

@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use feign_core::Options;
+use feign_core::{AdaptiveLimitConfig, HedgingConfig, Options};
 use feign_lb::{Ejection, Policy, RetryBudget, RetryConfig};
 
 /// Heartbeat interval of every instance.
@@ -15,6 +15,9 @@ pub(crate) const LEASE_EXPIRATION: Duration = Duration::from_secs(3);
 pub(crate) const EVICTION_INTERVAL: Duration = Duration::from_secs(1);
 /// How long the registries keep changes for delta fetches: thirty fetches' worth.
 pub(crate) const DELTA_RETENTION: Duration = Duration::from_secs(30);
+/// How soon a registry passes a change on to its peers: a tenth of the fetch interval, so that
+/// the time a restarted instance takes to reach a caller of another node shows push discovery.
+pub(crate) const REPLICATION_DELAY: Duration = Duration::from_millis(100);
 /// How often the callers fetch the registry (delta).
 pub(crate) const FETCH_INTERVAL: Duration = Duration::from_secs(1);
 /// Eureka client connect timeout (registration and discovery).
@@ -33,6 +36,8 @@ pub(crate) const CONNECT_TIMEOUT: Duration = Duration::from_millis(250);
 pub(crate) const READ_TIMEOUT: Duration = Duration::from_millis(750);
 /// Deadline of a whole call, retries included.
 pub(crate) const TOTAL_TIMEOUT: Duration = Duration::from_secs(5);
+/// How long a TLS instance waits for a caller's handshake.
+pub(crate) const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(2);
 /// How long an idle pooled connection is kept.
 pub(crate) const POOL_IDLE: Duration = Duration::from_secs(10);
 
@@ -42,6 +47,27 @@ pub(crate) fn options() -> Options {
         .connect_timeout(CONNECT_TIMEOUT)
         .read_timeout(READ_TIMEOUT)
         .total_timeout(TOTAL_TIMEOUT)
+}
+
+/// A GET with no answer after the 95th percentile of its method's recent latency (at least
+/// 50 ms; 200 ms until 100 calls were seen) goes to a second instance as well, paid for by the
+/// retry budget: a slow, blackholed or half-open instance costs a GET that long, not its read
+/// timeout.
+pub(crate) fn hedging() -> HedgingConfig {
+    HedgingConfig::after(Duration::from_millis(200))
+        .percentile(0.95)
+        .min_delay(Duration::from_millis(50))
+}
+
+/// An adaptive concurrency limit over each caller, measured every 100 ms: from 256 calls in
+/// flight, down to 128 as the faults' latency shows, up to 1,024. A caller keeps about ten calls
+/// in flight at 150 calls/s, so the limit sheds only when the process itself stalls for most of
+/// a second, which the checks then count as failed calls.
+pub(crate) fn adaptive_limit() -> AdaptiveLimitConfig {
+    AdaptiveLimitConfig::default()
+        .initial_limit(256)
+        .min_limit(128)
+        .max_limit(1024)
 }
 
 /// Peak-EWMA: a slow or failing instance repels traffic before it is ejected.
@@ -69,6 +95,32 @@ pub(crate) fn ejection() -> Ejection {
 
 /// How long the registries may take to agree once the faults stop.
 pub(crate) const CONVERGENCE_BOUND: Duration = Duration::from_secs(20);
+
+/// Calls each phase must start, as a share of the rate over the time the load was not paused
+/// (the load is open-loop: it starts calls on schedule whatever the earlier ones do).
+pub(crate) const PHASE_CALLS_FLOOR: f64 = 0.9;
+
+/// Requests each instance slot must answer, as a share of its service's mean per slot: a slot
+/// stopped, aborted, faulting or ejected part of the time still takes a good part of its share
+/// (about 40 % at least in two-minute runs).
+pub(crate) const SLOT_SHARE_FLOOR: f64 = 0.1;
+
+/// POSTs that may fail while faults run, as a share of the POSTs of that phase. A POST sent to
+/// a blackholed or half-open instance, or cut by a reset, cannot be retried once it may have
+/// been executed; the balancer ejects such an instance after three failures or Peak-EWMA turns
+/// away from it first, so only a few POSTs meet each fault.
+pub(crate) const POST_FAILURE_BOUND: f64 = 0.02;
+
+/// The median time a restarted instance may take to reach its caller: the replication to the
+/// caller's node and little more. Polling every [`FETCH_INTERVAL`] would add half of it on
+/// average; push discovery answers at once.
+pub(crate) const DISCOVERY_BOUND: Duration = Duration::from_millis(300);
+
+/// Windows each adaptive limit must have measured (it closes one at most every 100 ms).
+pub(crate) const ADAPTIVE_WINDOWS_FLOOR: u64 = 10;
+
+/// How soon after an edit of the configuration the calls must carry it.
+pub(crate) const CONFIG_SEEN_BOUND: Duration = Duration::from_secs(5);
 
 /// How far the end's resource readings may be from the start's.
 pub(crate) const RESOURCE_TOLERANCE: f64 = 0.10;
