@@ -13,7 +13,7 @@
 //!
 //! When `java` or a jar is missing, the launchers return [`Unavailable`], which names what is
 //! missing. The tests that need the fixtures are `#[ignore]`d with that reason, so a plain
-//! `cargo test` counts them as ignored; run with `--include-ignored` (as `.ci/run` does), they
+//! `cargo test` counts them as ignored; run with `-- --ignored` (as `.ci/run` does), they
 //! fail when the fixtures cannot start, never pass without running.
 //!
 //! # Logs

@@ -1,6 +1,6 @@
 //! The registry dashboard in a real browser: headless Chromium loads `/`, the registered
 //! instance appears in the DOM, and a screenshot is written. Ignored unless asked for
-//! (`--include-ignored`, as `.ci/run` runs it), since it needs Chromium; asked for, it fails
+//! (`-- --ignored`, as `.ci/run` runs it), since it needs Chromium; asked for, it fails
 //! when Chromium is missing.
 
 use std::path::{Path, PathBuf};

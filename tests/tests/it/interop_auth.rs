@@ -1,7 +1,7 @@
 //! Our Eureka client against a real Spring Cloud Netflix Eureka server behind Spring Security's
 //! basic auth: without credentials the server refuses it; with them in the service URL it
 //! registers, fetches and deregisters. Needs the Java fixtures, so
-//! ignored unless asked for (`--include-ignored`, as `.ci/run` does).
+//! ignored unless asked for (`-- --ignored`, as `.ci/run` runs them).
 
 use std::time::{Duration, Instant};
 

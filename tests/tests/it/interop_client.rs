@@ -1,6 +1,6 @@
 //! The feign-eureka client against a real Spring Cloud Netflix Eureka server (and a Spring Boot
 //! Eureka client app): the interop scenarios of the protocol notes (§6.7). Needs the Java
-//! fixtures, so ignored unless asked for (`--include-ignored`, as `.ci/run` does).
+//! fixtures, so ignored unless asked for (`-- --ignored`, as `.ci/run` runs them).
 
 use std::future::Future;
 use std::time::{Duration, Instant};

@@ -2,7 +2,7 @@
 //! registrations, heartbeats, status overrides and their removal (with and without
 //! `lastDirtyTimestamp`), metadata changes, cancellation, a conflict the newer copy wins, and a
 //! restart of the embedded node all converge within seconds, in both directions. Needs the
-//! Java fixtures, so ignored unless asked for (`--include-ignored`, as `.ci/run` does).
+//! Java fixtures, so ignored unless asked for (`-- --ignored`, as `.ci/run` runs them).
 
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 

@@ -22,7 +22,7 @@
 //! the registry takes replication batches only from its configured peers (403 otherwise, where
 //! the real server takes any), so it is given a peer on 127.0.0.1. `FEIGN_DIFF_SHOW=<part of an
 //! exchange name>` prints both answers of the matching exchanges. Needs the Java fixtures, so
-//! ignored unless asked for (`--include-ignored`, as `.ci/run` does).
+//! ignored unless asked for (`-- --ignored`, as `.ci/run` runs them).
 
 use std::fmt::{self, Write as _};
 use std::io::Read;

@@ -1,7 +1,7 @@
 //! Metadata changed at run time by the feign-eureka client, as a real Spring Cloud Netflix Eureka
 //! server shows it: each change arrives within seconds, and Netflix's on-demand rate limit (2 at
 //! once, then one per 15 s) holds a burst's later changes back and then delivers the latest.
-//! Needs the Java fixtures, so ignored unless asked for (`--include-ignored`, as `.ci/run` does).
+//! Needs the Java fixtures, so ignored unless asked for (`-- --ignored`, as `.ci/run` runs them).
 
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};

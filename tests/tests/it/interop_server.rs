@@ -1,7 +1,7 @@
 //! Java against the embedded registry: the Spring Boot Eureka client app (`java-svc`) registers
 //! with it, heartbeats, is listed, sees a Rust registration through its `DiscoveryClient`, and
 //! deregisters on shutdown. Needs the Java fixtures, so
-//! ignored unless asked for (`--include-ignored`, as `.ci/run` does).
+//! ignored unless asked for (`-- --ignored`, as `.ci/run` runs them).
 
 use std::thread;
 use std::time::{Duration, Instant};

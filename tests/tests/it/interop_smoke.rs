@@ -1,6 +1,6 @@
 //! The interop launcher against the real Spring Cloud Eureka server and the Spring Boot client
 //! app: both start, answer, and stop. Needs the Java fixtures, so
-//! ignored unless asked for (`--include-ignored`, as `.ci/run` does).
+//! ignored unless asked for (`-- --ignored`, as `.ci/run` runs them).
 
 use std::thread;
 use std::time::{Duration, Instant};
