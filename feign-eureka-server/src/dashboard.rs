@@ -12,6 +12,7 @@ use rand::Rng;
 
 use crate::answer::shutting_down;
 use crate::html::{age, escape};
+use crate::registry::Registry;
 use crate::state::AppState;
 
 /// `GET /`, `GET /?page=N` for the Nth page of instances.
@@ -75,6 +76,7 @@ main{padding:24px 32px;max-width:1280px}
 .card .label{color:var(--muted);font-size:12px;text-transform:uppercase;letter-spacing:.04em}
 .card .value{font-size:24px;font-weight:600;margin-top:4px}
 .card .value.small{font-size:15px}
+.note{color:var(--muted);font-size:13px;margin:-8px 0 20px}
 .banner{border-radius:10px;padding:12px 16px;margin-bottom:20px;font-weight:500}
 .banner.warn{background:#fff4e5;border:1px solid #f7c46c;color:#8d5b00}
 .banner.ok{background:#e8f7ee;border:1px solid #9fd9b4;color:#1e6b3a}
@@ -160,7 +162,7 @@ fn render(state: &AppState, nonce: &str, page: usize) -> String {
          <div class=\"card\"><div class=\"label\">Renewal threshold</div><div class=\"value\">{threshold}</div></div>\
          <div class=\"card\"><div class=\"label\">Self-preservation</div><div class=\"value small\">{sp}</div></div>\
          <div class=\"card\"><div class=\"label\">Uptime</div><div class=\"value small\">{uptime}</div></div>\
-         </div>{apps}<section><h2>Peers</h2>{peers}</section></main>\
+         </div><p class=\"note\" id=\"threshold-note\">{note}</p>{apps}<section><h2>Peers</h2>{peers}</section></main>\
          <script nonce=\"{nonce}\">{SCRIPT}</script></body></html>",
         url = escape(&state.url),
         renews = registry.renews_last_min(),
@@ -171,5 +173,27 @@ fn render(state: &AppState, nonce: &str, page: usize) -> String {
             (true, false) => "on, engaged",
         },
         uptime = age(now.saturating_sub(state.started_ms)),
+        note = threshold_note(registry, expectation.expected_clients),
+    )
+}
+
+/// The line under the figures saying what the renewal threshold is and when self-preservation
+/// starts: renewals are counted over the last complete minute, so they read below the
+/// threshold for the registry's first minute and after instances join.
+fn threshold_note(registry: &Registry, expected_clients: u32) -> String {
+    let config = &registry.config;
+    let per_minute = 60 / config.expected_client_renewal_interval_secs.max(1);
+    let percent = (config.renewal_percent_threshold * 100.0).round();
+    let when = if config.self_preservation {
+        "While renewals are at or below it, self-preservation keeps expired leases (many clients \
+         going quiet at once more likely means this registry lost the network than that they all \
+         stopped); above it, expired leases are evicted."
+    } else {
+        "Self-preservation is off, so expired leases are evicted whatever the count."
+    };
+    format!(
+        "The renewal threshold is {percent}% of the renewals expected a minute: {expected_clients} \
+         clients expected to renew, {per_minute} times a minute each. Renewals are counted over \
+         the last complete minute, so they lag behind instances that just joined. {when}"
     )
 }

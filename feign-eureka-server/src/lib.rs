@@ -240,6 +240,26 @@ pub struct EurekaServerBuilder {
 }
 
 impl EurekaServerBuilder {
+    /// Sets the values for local development, the same as `feign-eureka serve --dev`: reads
+    /// served straight from the read-write cache (no read-only cache), so a registration shows
+    /// in the next fetch; no self-preservation; eviction every second; a 1 s shutdown grace.
+    ///
+    /// **Not for production**: without self-preservation, a network split evicts every
+    /// instance that cannot renew. Setters called after this one override its values; pair it
+    /// with `EurekaClient::builder().development()`.
+    ///
+    /// ```
+    /// let builder = feign_eureka_server::EurekaServer::builder()
+    ///     .development()
+    ///     .bind("127.0.0.1:0");
+    /// ```
+    pub fn development(self) -> Self {
+        self.read_only_cache(false)
+            .self_preservation(false)
+            .eviction_interval(Duration::from_secs(1))
+            .shutdown_grace(Duration::from_secs(1))
+    }
+
     /// The listen address. Default `127.0.0.1:8761`; use port 0 for any free port.
     pub fn bind(mut self, addr: impl Into<String>) -> Self {
         self.config.bind = addr.into();

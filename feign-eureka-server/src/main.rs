@@ -5,6 +5,7 @@
 //! feign-eureka apps --server https://127.0.0.1:8761/eureka/ [--ca PEM] [--cert PEM --key PEM] [--user NAME]
 //! ```
 
+use std::io::IsTerminal;
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -280,23 +281,20 @@ async fn run_server(args: Serve) -> Result<(), CliError> {
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()),
         )
+        // Colour codes only for a person at a terminal, not in a piped or redirected log.
+        .with_ansi(std::io::stdout().is_terminal())
         .init();
     let bind = if args.bind.contains(':') && !args.bind.starts_with('[') {
         format!("[{}]:{}", args.bind, args.port)
     } else {
         format!("{}:{}", args.bind, args.port)
     };
-    let eviction_interval = if args.dev {
-        1
-    } else {
-        args.eviction_interval.max(1)
-    };
     let mut builder = EurekaServer::builder()
         .bind(bind)
         .peers(args.peers)
-        .self_preservation(!(args.dev || args.no_self_preservation))
-        .read_only_cache(!(args.dev || args.no_read_only_cache))
-        .eviction_interval(Duration::from_secs(eviction_interval))
+        .self_preservation(!args.no_self_preservation)
+        .read_only_cache(!args.no_read_only_cache)
+        .eviction_interval(Duration::from_secs(args.eviction_interval.max(1)))
         .header_read_timeout(Duration::from_secs(args.header_read_timeout.max(1)))
         .body_read_timeout(Duration::from_secs(args.body_read_timeout.max(1)))
         .idle_timeout(Duration::from_secs(args.idle_timeout.max(1)))
@@ -306,7 +304,7 @@ async fn run_server(args: Serve) -> Result<(), CliError> {
         .max_registry_bytes(args.max_registry_bytes.max(1))
         .max_instances(args.max_instances.max(1));
     if args.dev {
-        builder = builder.shutdown_grace(Duration::from_secs(1));
+        builder = builder.development();
     }
     if let (Some(user), Some(Password(password))) = (args.user, args.password) {
         builder = builder.credentials(user, password);

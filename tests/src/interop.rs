@@ -11,10 +11,10 @@
 //! `$FEIGN_INTEROP_DIR` (default: the workspace's `tests/interop`) at
 //! `eureka-server/target/*.jar` and `java-svc/target/*.jar`.
 //!
-//! When `java` or a jar is missing, the launchers write `skipped: <why>` past the test
-//! harness's capture, so it shows in the normal `cargo test` output, and return `None`, so a
-//! test can return early. With `FEIGN_INTEROP_REQUIRED=1` (set by `.ci/run`, which fails without
-//! Java and Maven) they panic with the reason instead, so a CI run never silently skips interop.
+//! When `java` or a jar is missing, the launchers return [`Unavailable`], which names what is
+//! missing. The tests that need the fixtures are `#[ignore]`d with that reason, so a plain
+//! `cargo test` counts them as ignored; run with `-- --ignored` (as `.ci/run` does), they
+//! fail when the fixtures cannot start, never pass without running.
 //!
 //! # Logs
 //!
@@ -25,7 +25,7 @@
 //! ```no_run
 //! use feign_tests::interop::{http_get, JavaApp};
 //!
-//! let Some(server) = JavaApp::eureka_server(&[]) else { return };
+//! let server = JavaApp::eureka_server(&[]).expect("the Java fixtures");
 //! let apps = http_get(&format!("{}apps", server.eureka_url())).unwrap();
 //! assert_eq!(apps.status, 200);
 //! server.stop();
@@ -95,6 +95,27 @@ impl Fixture {
     }
 }
 
+/// Why a fixture cannot start: `java` or its jar is missing. Its `Debug` is its message, so a
+/// test's `.expect(..)` shows what to do.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Unavailable {
+    why: String,
+}
+
+impl fmt::Display for Unavailable {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "the Java interop fixtures are unavailable: {}", self.why)
+    }
+}
+
+impl fmt::Debug for Unavailable {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(self, f)
+    }
+}
+
+impl std::error::Error for Unavailable {}
+
 /// A running Java fixture: a child JVM listening on `127.0.0.1:port`.
 ///
 /// Dropping it kills the process (SIGKILL) and waits for it; [`JavaApp::stop`] shuts it down
@@ -130,17 +151,19 @@ impl JavaApp {
     /// `"--eureka.server.enable-self-preservation=true"`. The server is standalone and tuned for
     /// tests: self-preservation off, eviction every second, no read-only response cache.
     ///
-    /// Returns `None` (after printing `skipped: <why>`) when `java` or the jar is missing, unless
-    /// `FEIGN_INTEROP_REQUIRED=1` is set, in which case it panics with the reason. Panics, with
+    /// Returns [`Unavailable`] when `java` or the jar is missing. Panics, with
     /// the tail of the app's log, if the server does not become ready.
-    pub fn eureka_server(extra_args: &[&str]) -> Option<JavaApp> {
+    pub fn eureka_server(extra_args: &[&str]) -> Result<JavaApp, Unavailable> {
         Self::launch(Fixture::EurekaServer, STARTUP_JVM_OPTIONS, &[], extra_args)
     }
 
     /// [`JavaApp::eureka_server`] with `jvm_options` in place of the start-up tuning
     /// (`-XX:TieredStopAtLevel=1 -XX:+UseSerialGC -Xmx256m`): `&[]` runs the JVM with its
     /// defaults (both JIT tiers, the default collector and heap size), as a load test should.
-    pub fn eureka_server_with_jvm(jvm_options: &[&str], extra_args: &[&str]) -> Option<JavaApp> {
+    pub fn eureka_server_with_jvm(
+        jvm_options: &[&str],
+        extra_args: &[&str],
+    ) -> Result<JavaApp, Unavailable> {
         Self::launch(Fixture::EurekaServer, jvm_options, &[], extra_args)
     }
 
@@ -150,7 +173,7 @@ impl JavaApp {
         user: &str,
         password: &str,
         extra_args: &[&str],
-    ) -> Option<JavaApp> {
+    ) -> Result<JavaApp, Unavailable> {
         use base64::Engine;
         let token = base64::engine::general_purpose::STANDARD.encode(format!("{user}:{password}"));
         let auth = [
@@ -173,10 +196,13 @@ impl JavaApp {
     ///
     /// Cheaper than one server per test on a small machine; tests sharing it must use distinct
     /// application names and must not expect an empty registry. Tests that restart or stop the
-    /// server need their own [`JavaApp::eureka_server`]. Skips or panics as that does.
-    pub fn shared_eureka_server() -> Option<&'static JavaApp> {
-        static SHARED: OnceLock<Option<JavaApp>> = OnceLock::new();
-        SHARED.get_or_init(|| Self::eureka_server(&[])).as_ref()
+    /// server need their own [`JavaApp::eureka_server`]. Fails as that does.
+    pub fn shared_eureka_server() -> Result<&'static JavaApp, Unavailable> {
+        static SHARED: OnceLock<Result<JavaApp, Unavailable>> = OnceLock::new();
+        SHARED
+            .get_or_init(|| Self::eureka_server(&[]))
+            .as_ref()
+            .map_err(Unavailable::clone)
     }
 
     /// Starts the `java-svc` Spring Boot app registered with the Eureka server at `eureka_url`
@@ -188,8 +214,8 @@ impl JavaApp {
     /// `GET /peers/{serviceId}` lists the URIs it discovers for a VIP. Override any of it with
     /// `extra_args`, e.g. `"--spring.application.name=java-svc-2"`.
     ///
-    /// Skips or panics exactly as [`JavaApp::eureka_server`] does.
-    pub fn java_svc(eureka_url: &str, extra_args: &[&str]) -> Option<JavaApp> {
+    /// Fails exactly as [`JavaApp::eureka_server`] does.
+    pub fn java_svc(eureka_url: &str, extra_args: &[&str]) -> Result<JavaApp, Unavailable> {
         let zone = format!("--eureka.client.service-url.defaultZone={eureka_url}");
         Self::launch(Fixture::JavaSvc, STARTUP_JVM_OPTIONS, &[&zone], extra_args)
     }
@@ -261,7 +287,7 @@ impl JavaApp {
         jvm_options: &[&str],
         fixed_args: &[&str],
         extra_args: &[&str],
-    ) -> Option<JavaApp> {
+    ) -> Result<JavaApp, Unavailable> {
         let args: Vec<&str> = fixed_args.iter().chain(extra_args).copied().collect();
         Self::launch_with(fixture, jvm_options, &args, None)
     }
@@ -273,10 +299,10 @@ impl JavaApp {
         jvm_options: &[&str],
         app_args: &[&str],
         probe_authorization: Option<String>,
-    ) -> Option<JavaApp> {
+    ) -> Result<JavaApp, Unavailable> {
         let (java, jar) = match locate(fixture) {
             Ok(found) => found,
-            Err(why) => return unavailable(&why),
+            Err(why) => return Err(Unavailable { why }),
         };
         let mut last_report = String::new();
         for _ in 0..START_ATTEMPTS {
@@ -298,7 +324,7 @@ impl JavaApp {
                 probe_authorization: probe_authorization.clone(),
             };
             match app.spawn().and_then(|()| app.wait_ready()) {
-                Ok(()) => return Some(app),
+                Ok(()) => return Ok(app),
                 Err(failure) => {
                     app.kill_now();
                     last_report = app.failure_report(&failure.to_string());
@@ -446,16 +472,6 @@ impl Drop for JavaApp {
     fn drop(&mut self) {
         self.kill_now();
     }
-}
-
-/// Reports `skipped: <why>` in the test output (see [`crate::skip`]) and returns `None`, or
-/// panics when interop is required.
-fn unavailable(why: &str) -> Option<JavaApp> {
-    if std::env::var("FEIGN_INTEROP_REQUIRED").is_ok_and(|v| v == "1") {
-        panic!("FEIGN_INTEROP_REQUIRED=1 but the interop fixture is unavailable: {why}");
-    }
-    crate::skip::announce(why);
-    None
 }
 
 /// Finds the `java` executable and the fixture's jar.

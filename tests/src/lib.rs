@@ -1,8 +1,6 @@
 //! Cross-crate tests live in `tests/`; this library holds what they share.
 //!
 //! [`interop`] starts the Java fixtures (a real Spring Cloud Eureka server and a Spring Boot
-//! Eureka client app) that the interop tests run against; [`skip`] reports a test that cannot
-//! run where the test output shows it.
+//! Eureka client app) that the interop tests run against.
 
 pub mod interop;
-pub mod skip;

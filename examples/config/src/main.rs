@@ -8,6 +8,7 @@
 
 use std::collections::BTreeMap;
 use std::error::Error as StdError;
+use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -100,6 +101,7 @@ async fn main() -> Result<(), BoxError> {
                 .unwrap_or_else(|_| "feign_core=debug".into()),
         )
         .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal())
         .init();
     let dir = std::env::args()
         .nth(1)
@@ -123,7 +125,11 @@ async fn main() -> Result<(), BoxError> {
     // application.yml, application.properties and the environment, as Spring Boot reads them;
     // `orders.port` fills the file's `${orders.port}` placeholder.
     let config = Config::load_from(&dir)?.set("orders.port", orders_port.to_string());
-    println!("read {config:?}");
+    let name = config
+        .get("spring.application.name")?
+        .map(|name| name.as_str())
+        .unwrap_or_default();
+    println!("read {}: spring.application.name = {name}", dir.display());
 
     let orders = OrderServiceClient::builder().config(&config)?.build()?;
     let order = orders.get_order(7).await?;

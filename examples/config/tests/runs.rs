@@ -16,6 +16,14 @@ fn the_example_runs_and_every_check_passes() {
         stderr.contains("--> GET"),
         "logger-level basic logs calls: {stderr}"
     );
+    // Quiet: it opens with a line saying what it read, not a dump of every property, and its
+    // piped log has no colour codes.
+    let first = stdout.lines().next().unwrap_or_default();
+    assert!(first.starts_with("read ") && first.len() < 200, "{first}");
+    assert!(
+        !stderr.contains('\x1b'),
+        "colour codes in a piped log: {stderr:?}"
+    );
 }
 
 #[test]

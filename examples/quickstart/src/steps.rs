@@ -244,10 +244,15 @@ pub async fn run(options: Options) -> StepResult<Report> {
         report.registered_at_end
     );
 
-    println!("\ndashboard    {}", registry.dashboard_url());
+    // The dashboard's URL only while it is served: the registry stops when the steps end.
     if options.keep_running {
+        println!("\ndashboard    {}", registry.dashboard_url());
         println!("keeping everything running; press Ctrl-C to stop");
         tokio::signal::ctrl_c().await?;
+    } else {
+        println!(
+            "\n(`cargo run -p quickstart -- --keep-running` keeps the registry's dashboard up)"
+        );
     }
 
     for instance in instances {

@@ -16,3 +16,20 @@ async fn quickstart_runs_every_step() {
         report.change_reached_caller
     );
 }
+
+/// Run as `cargo run -p quickstart` runs it, it prints no dashboard URL: the registry stops when
+/// the steps end, so a URL printed then would already be closed. `--keep-running` prints it
+/// while it is served.
+#[test]
+fn the_quickstart_prints_no_url_it_is_about_to_close() {
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_quickstart"))
+        .output()
+        .expect("the quickstart starts");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "{stdout}");
+    assert!(
+        !stdout.lines().any(|line| line.starts_with("dashboard")),
+        "{stdout}"
+    );
+    assert!(stdout.contains("--keep-running"), "{stdout}");
+}

@@ -1,7 +1,8 @@
 //! Every Rust block of the README, verbatim, each in a function of its own after what it takes
 //! for granted (types, a balancer), so that `cargo build -p readme-snippets` checks that the
-//! README's examples compile. Nothing here runs but the README's one test; `tests/verbatim.rs`
-//! checks that each README block appears here unchanged. The functions are `#[rustfmt::skip]`
+//! README's examples compile. Nothing here runs but the README's one test and the registry
+//! snippets pasted together (`tests/registry_flow.rs`); `tests/verbatim.rs` checks that each
+//! README block appears here unchanged. The functions are `#[rustfmt::skip]`
 //! so the blocks keep the README's layout.
 
 use std::error::Error as StdError;
@@ -60,7 +61,7 @@ mod name_only {
     }
 }
 
-use name_only::OrderServiceClient;
+use name_only::{OrderService as _, OrderServiceClient};
 
 /// A balancer over two local instances, for the snippets that take `lb` for granted.
 fn balancer() -> LoadBalancer {
@@ -445,22 +446,6 @@ let response = orders.oneshot(request).await?;
     Ok(())
 }
 
-/// "Eureka".
-#[rustfmt::skip]
-#[allow(unused_variables)]
-pub async fn eureka() -> Outcome {
-use feign_eureka::{EurekaClient, InstanceConfig};
-
-let eureka = EurekaClient::builder()
-    .service_urls(["http://127.0.0.1:8761/eureka/"])
-    .instance(InstanceConfig::new("order-service", 8080).metadata("zone", "zone-a"))
-    .start().await?;                      // registers, heartbeats, fetches (full, then deltas)
-let lb = feign_lb::LoadBalancer::builder().supplier(eureka.supplier()).build();
-// ... at shutdown:
-eureka.shutdown().await;                  // deregisters first, then stops its tasks
-    Ok(())
-}
-
 /// "Deterministic subsetting".
 #[rustfmt::skip]
 pub fn subsetting(eureka: feign_eureka::EurekaClient) -> Outcome {
@@ -472,12 +457,43 @@ let lb = feign_lb::LoadBalancer::builder()
     Ok(())
 }
 
-/// "The embedded registry".
+/// "The embedded registry" and "Eureka", pasted together in that order: a registry, a service
+/// registered with it, and a call to that service through discovery, which works on the first
+/// try (`tests/registry_flow.rs` runs it). `orders_api` stands for the service's own router.
 #[rustfmt::skip]
-pub async fn embedded_registry() -> Outcome {
-let registry = feign_eureka_server::EurekaServer::builder().bind("127.0.0.1:0").start().await?;
+pub async fn embedded_registry_and_eureka() -> Result<Order, Box<dyn StdError + Send + Sync>> {
+let registry = feign_eureka_server::EurekaServer::builder()
+    .development()                        // changes show at once; not for production
+    .bind("127.0.0.1:8761")
+    .start().await?;
 println!("{} (dashboard {})", registry.url(), registry.dashboard_url());
-    Ok(())
+
+use feign_eureka::{EurekaClient, InstanceConfig};
+
+let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;   // this service's own
+let eureka = EurekaClient::builder()
+    .development()                        // a registry on this machine: no waiting; not for production
+    .service_urls(["http://127.0.0.1:8761/eureka/"])
+    .instance(InstanceConfig::bound_to("order-service", listener.local_addr()?))
+    .start().await?;                      // registered, and the registry fetched, when it returns
+tokio::spawn(async move { axum::serve(listener, orders_api()).await });
+let lb = feign_lb::LoadBalancer::builder().supplier(eureka.supplier()).build();
+let orders = OrderServiceClient::builder().load_balancer(lb).build()?;
+let order = orders.get_order(1).await?;   // found through the registry: the instance above
+// ... at shutdown:
+eureka.shutdown().await;                  // deregisters first, then stops its tasks
+    registry.shutdown().await;
+    Ok(order)
+}
+
+/// The order service's router, for the Eureka snippet: `GET /orders/{id}` answers that order.
+fn orders_api() -> axum::Router {
+    axum::Router::new().route(
+        "/orders/{id}",
+        axum::routing::get(|axum::extract::Path(id): axum::extract::Path<u64>| async move {
+            axum::Json(Order { id })
+        }),
+    )
 }
 
 /// "Push discovery".

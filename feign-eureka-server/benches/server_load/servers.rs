@@ -50,10 +50,9 @@ impl Registry {
     pub(crate) fn start(kind: Kind, jvm_options: &[&str]) -> Result<Registry, String> {
         match kind {
             Kind::Embedded => start_embedded(),
-            // Prints `skipped: <why>` itself when Java or the jar is missing.
             Kind::Spring => JavaApp::eureka_server_with_jvm(jvm_options, SPRING_ARGS)
                 .map(Registry::Spring)
-                .ok_or_else(|| "Java or the fixture's jar is missing".to_owned()),
+                .map_err(|unavailable| unavailable.to_string()),
         }
     }
 

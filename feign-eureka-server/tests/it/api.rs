@@ -436,6 +436,29 @@ async fn the_read_only_cache_serves_the_last_refresh_until_the_next() {
     server.shutdown().await;
 }
 
+/// `development()` is the CLI's `--dev` on the builder: the full listing, read once (so a read-only
+/// cache would hold it), shows a registration made after it at once, and self-preservation is off.
+#[tokio::test]
+async fn the_development_preset_shows_a_registration_at_once() {
+    let server = feign_eureka_server::EurekaServer::builder()
+        .development()
+        .bind("127.0.0.1:0")
+        .start()
+        .await
+        .unwrap();
+    let base = server.url();
+    assert_eq!(instances(&get_json(base, "apps/").await).len(), 0);
+    assert_eq!(
+        register(base, "A", &instance("A", "a-1", 1, "UP", LDT)).await,
+        204
+    );
+    assert_eq!(instances(&get_json(base, "apps/").await).len(), 1);
+    let dashboard = http().get(server.dashboard_url()).send().await.unwrap();
+    let page = dashboard.text().await.unwrap();
+    assert!(page.contains("Self-preservation is off"), "{page:.3000}");
+    server.shutdown().await;
+}
+
 #[tokio::test]
 async fn spring_metadata_instance_ids_are_adopted() {
     let server = start().await;

@@ -150,6 +150,12 @@ async fn serve_runs_a_registry_on_the_given_port() {
     let url = format!("http://127.0.0.1:{port}/eureka/");
     let (mut child, lines) = serve(port, &["--no-self-preservation"], &url).await;
     assert!(lines.contains(&url), "{lines}");
+    // The log went to a pipe: plain text, no colour codes.
+    assert!(lines.contains("eureka registry listening"), "{lines}");
+    assert!(
+        !lines.contains('\x1b'),
+        "colour codes in a piped log: {lines:?}"
+    );
     let doc = get_json(&url, "apps/").await;
     assert_eq!(doc["applications"]["versions__delta"], "1");
     child.kill().unwrap();

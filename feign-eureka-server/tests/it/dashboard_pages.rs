@@ -116,3 +116,44 @@ async fn a_page_of_large_instances_stays_bounded_in_bytes() {
     assert!(page.contains("+120 more"), "left-out metadata is counted");
     server.shutdown().await;
 }
+
+/// Beside "Renewals last minute" and a higher "Renewal threshold", the page says what the
+/// threshold is and when self-preservation starts, with this registry's own numbers.
+#[tokio::test]
+async fn the_dashboard_explains_the_renewal_threshold() {
+    let guarded = feign_eureka_server::EurekaServer::builder()
+        .bind("127.0.0.1:0")
+        .expected_clients(3)
+        .start()
+        .await
+        .unwrap();
+    let (page, _) = dashboard(&guarded.dashboard_url(), None).await;
+    let note = page
+        .split(r#"id="threshold-note">"#)
+        .nth(1)
+        .and_then(|rest| rest.split("</p>").next())
+        .expect("a note under the figures");
+    assert!(
+        note.contains("85% of the renewals expected a minute: 3 clients expected to renew, 2 times a minute each"),
+        "{note}"
+    );
+    assert!(
+        note.contains("self-preservation keeps expired leases"),
+        "{note}"
+    );
+    assert!(note.contains("last complete minute"), "{note}");
+
+    let unguarded = feign_eureka_server::EurekaServer::builder()
+        .bind("127.0.0.1:0")
+        .self_preservation(false)
+        .start()
+        .await
+        .unwrap();
+    let (page, _) = dashboard(&unguarded.dashboard_url(), None).await;
+    assert!(
+        page.contains(
+            "Self-preservation is off, so expired leases are evicted whatever the count."
+        ),
+        "{page:.3000}"
+    );
+}

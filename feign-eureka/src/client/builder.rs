@@ -99,8 +99,9 @@ impl Default for EurekaClientBuilder {
 
 impl EurekaClientBuilder {
     /// Sets the fast values for local development, where the registry is on this machine and
-    /// waiting is the cost: registration at once (no jitter), a registry fetch every 500 ms
-    /// (instead of 30 s) and a 1 s bound on deregistration at shutdown (instead of 5 s).
+    /// waiting is the cost: registration at once (no jitter: `start` registers before its first
+    /// fetch), a registry fetch every 500 ms (instead of 30 s) and a 1 s bound on
+    /// deregistration at shutdown (instead of 5 s).
     ///
     /// **Not for production**: a fleet restarting together would all register at the same
     /// instant, and every client would fetch twice a second. Setters called after this one
@@ -470,8 +471,11 @@ impl EurekaClientBuilder {
 
     /// Validates the settings, fetches the registry once (unless discovery is off), and starts
     /// the background tasks: registration (after a jitter) and heartbeats, and registry
-    /// refreshes. Eureka being down is not an error unless
-    /// [`enforce_fetch_at_init`](EurekaClientBuilder::enforce_fetch_at_init) is set.
+    /// refreshes. Without a jitter ([`development`](EurekaClientBuilder::development)), the
+    /// instance registers before that fetch, so the registry `start` returns with lists it.
+    /// Each step is bounded by the transport's timeouts; Eureka being down is logged, not an
+    /// error, unless [`enforce_fetch_at_init`](EurekaClientBuilder::enforce_fetch_at_init) is
+    /// set.
     pub async fn start(self) -> Result<EurekaClient, Error> {
         EurekaClient::start(self).await
     }

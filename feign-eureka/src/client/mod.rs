@@ -152,6 +152,16 @@ impl EurekaClient {
             health,
         });
 
+        // With no jitter to wait for (`development()`), the instance registers before the first
+        // fetch, so that fetch lists it and a call to it works once `start` returns. A failure
+        // is logged and left to the registration loop, which retries.
+        if let Some(registration) = context
+            .registration
+            .as_ref()
+            .filter(|_| builder.registration_jitter.is_zero())
+        {
+            registration.register(&context.transport).await;
+        }
         if let Some(discovery) = &context.discovery {
             if let Err(e) = discovery.fetch(&context.transport).await {
                 let backup = builder

@@ -303,7 +303,13 @@ impl Registration {
     ) {
         let interval = self.config.renewal_interval();
         let mut backoff = Backoff::new(interval, bound);
-        let mut next = Instant::now() + full_jitter(jitter);
+        // Registered already by `start` (no jitter to wait for): a heartbeat is due next.
+        let first = if self.is_registered() {
+            interval
+        } else {
+            full_jitter(jitter)
+        };
+        let mut next = Instant::now() + first;
         let mut limiter = OnDemandLimiter::new(self.settings.replication_interval);
         // When the limiter lets a held-back change out.
         let mut held_until: Option<Instant> = None;

@@ -442,3 +442,27 @@ fn bound_to_every_interface_registers_the_detected_ip() {
     assert_eq!(any.resolved_ip(), detected);
     assert_eq!(any.resolved_host(), detected, "callers connect by IP");
 }
+
+/// With no jitter to wait for, `start` registers before its first fetch: when it returns, the
+/// client's own registry already lists the instance, so a call to it can be made at once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn start_returns_registered_and_listed_by_its_first_fetch() {
+    let server = crate::embedded_registry().await;
+    let eureka = EurekaClient::builder()
+        .development()
+        .service_urls([server.url()])
+        .instance(InstanceConfig::bound_to(
+            "order-service",
+            "127.0.0.1:9124".parse().unwrap(),
+        ))
+        .start()
+        .await
+        .unwrap();
+    assert!(eureka.is_registered());
+    let listed = eureka
+        .instances("order-service")
+        .expect("the first fetch lists the instance that registered");
+    assert_eq!(listed.len(), 1, "{listed:?}");
+    eureka.shutdown().await;
+    server.shutdown().await;
+}

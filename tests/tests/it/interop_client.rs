@@ -1,6 +1,6 @@
 //! The feign-eureka client against a real Spring Cloud Netflix Eureka server (and a Spring Boot
-//! Eureka client app): the interop scenarios of the protocol notes (§6.7). Skipped, with a
-//! printed reason, when Java or the fixture jars are missing, unless `FEIGN_INTEROP_REQUIRED=1`.
+//! Eureka client app): the interop scenarios of the protocol notes (§6.7). Needs the Java
+//! fixtures, so ignored unless asked for (`-- --ignored`, as `.ci/run` runs them).
 
 use std::future::Future;
 use std::time::{Duration, Instant};
@@ -77,10 +77,11 @@ async fn start_client(eureka_url: &str, instance: Option<InstanceConfig>) -> Eur
 /// client (by VIP); a Java-registered instance is discovered by Rust with the right host, port
 /// and metadata; after the Java app stops, the Rust delta shows the removal and the hash matches.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the Java fixtures: run tests/interop/build.sh"]
 async fn rust_and_java_see_each_other_and_removals_arrive_by_delta() {
-    let Some(server) = blocking(JavaApp::shared_eureka_server).await else {
-        return;
-    };
+    let server = blocking(JavaApp::shared_eureka_server)
+        .await
+        .expect("the Java fixtures");
     let url = server.eureka_url();
     let rust = start_client(&url, Some(rust_instance("rust-svc", 9000))).await;
 
@@ -100,9 +101,9 @@ async fn rust_and_java_see_each_other_and_removals_arrive_by_delta() {
     .await;
 
     let java_url = url.clone();
-    let Some(java) = blocking(move || JavaApp::java_svc(&java_url, &[])).await else {
-        return;
-    };
+    let java = blocking(move || JavaApp::java_svc(&java_url, &[]))
+        .await
+        .expect("the Java fixtures");
     let peers = format!("{}/peers/rust-svc", java.base_url());
     eventually(
         "java-svc discovers rust-svc by VIP",
@@ -168,10 +169,11 @@ async fn rust_and_java_see_each_other_and_removals_arrive_by_delta() {
 /// §6.7 (3): an instance that stops without deregistering is evicted; a new process with the
 /// same id registers again.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the Java fixtures: run tests/interop/build.sh"]
 async fn a_killed_instance_is_evicted_and_comes_back_when_restarted() {
-    let Some(server) = blocking(JavaApp::shared_eureka_server).await else {
-        return;
-    };
+    let server = blocking(JavaApp::shared_eureka_server)
+        .await
+        .expect("the Java fixtures");
     let url = server.eureka_url();
     let rust = start_client(&url, Some(rust_instance("rust-evicted", 9001))).await;
     eventually("registered", Duration::from_secs(20), || async {
@@ -198,10 +200,11 @@ async fn a_killed_instance_is_evicted_and_comes_back_when_restarted() {
 /// §6.7 (4): after a server restart (empty registry) the next heartbeat gets 404 and the client
 /// registers again.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the Java fixtures: run tests/interop/build.sh"]
 async fn a_restarted_server_gets_the_registration_back_after_the_next_heartbeat() {
-    let Some(mut server) = blocking(|| JavaApp::eureka_server(&[])).await else {
-        return;
-    };
+    let mut server = blocking(|| JavaApp::eureka_server(&[]))
+        .await
+        .expect("the Java fixtures");
     let url = server.eureka_url();
     let rust = start_client(&url, Some(rust_instance("rust-restart", 9002))).await;
     eventually("registered", Duration::from_secs(20), || async {
@@ -237,10 +240,11 @@ async fn a_restarted_server_gets_the_registration_back_after_the_next_heartbeat(
 /// §6.7 (5): an administrator's OUT_OF_SERVICE override takes the instance out of the routable
 /// set; removing the override brings it back (the heartbeat gets 404, the client re-registers).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the Java fixtures: run tests/interop/build.sh"]
 async fn an_admin_override_takes_the_instance_out_and_back() {
-    let Some(server) = blocking(JavaApp::shared_eureka_server).await else {
-        return;
-    };
+    let server = blocking(JavaApp::shared_eureka_server)
+        .await
+        .expect("the Java fixtures");
     let url = server.eureka_url();
     let rust = start_client(&url, Some(rust_instance("rust-oos", 9003))).await;
     eventually("routable", Duration::from_secs(20), || async {
@@ -312,10 +316,11 @@ async fn an_admin_override_takes_the_instance_out_and_back() {
 /// §6.7 (6): a status change is sent by re-registering; the registry shows DOWN and the Rust
 /// client's hash matches the server's.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the Java fixtures: run tests/interop/build.sh"]
 async fn a_status_change_by_re_registration_shows_in_the_registry_and_hash() {
-    let Some(server) = blocking(JavaApp::shared_eureka_server).await else {
-        return;
-    };
+    let server = blocking(JavaApp::shared_eureka_server)
+        .await
+        .expect("the Java fixtures");
     let url = server.eureka_url();
     let rust = start_client(&url, Some(rust_instance("rust-down", 9004))).await;
     eventually("registered UP", Duration::from_secs(20), || async {
@@ -363,10 +368,11 @@ async fn a_status_change_by_re_registration_shows_in_the_registry_and_hash() {
 
 /// Discovery only, and a registry document from the real server parses as a whole.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the Java fixtures: run tests/interop/build.sh"]
 async fn a_discovery_only_client_reads_the_real_registry() {
-    let Some(server) = blocking(JavaApp::shared_eureka_server).await else {
-        return;
-    };
+    let server = blocking(JavaApp::shared_eureka_server)
+        .await
+        .expect("the Java fixtures");
     let url = server.eureka_url();
     let registrant = start_client(&url, Some(rust_instance("rust-discovered", 9005))).await;
     let reader = start_client(&url, None).await;
@@ -393,10 +399,11 @@ async fn a_discovery_only_client_reads_the_real_registry() {
 /// offer, so a client with the watch on never asks for it and polls exactly as without it,
 /// seeing registrations and deregistrations at its fetch interval.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the Java fixtures: run tests/interop/build.sh"]
 async fn a_watching_client_polls_the_real_server_as_before() {
-    let Some(server) = blocking(JavaApp::shared_eureka_server).await else {
-        return;
-    };
+    let server = blocking(JavaApp::shared_eureka_server)
+        .await
+        .expect("the Java fixtures");
     let url = server.eureka_url();
     let fetch = blocking({
         let url = url.clone();

@@ -21,9 +21,9 @@
 //! difference must still occur, so the table stays true. Not exercised here:
 //! the registry takes replication batches only from its peers (403 otherwise, where the real
 //! server takes any, as the registry does with `replication_from_any_address`), so it is given a
-//! peer on 127.0.0.1. `FEIGN_DIFF_SHOW=<part of an
-//! exchange name>` prints both answers of the matching exchanges. Skipped (with a printed
-//! reason) when Java or the fixture jar is missing, unless `FEIGN_INTEROP_REQUIRED=1`.
+//! peer on 127.0.0.1. `FEIGN_DIFF_SHOW=<part of an exchange name>` prints both answers of the
+//! matching exchanges. Needs the Java fixtures, so ignored unless asked for (`-- --ignored`, as
+//! `.ci/run` runs them).
 
 use std::fmt::{self, Write as _};
 use std::io::Read;
@@ -908,6 +908,7 @@ fn refused() -> Vec<Exchange> {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the Java fixtures: run tests/interop/build.sh"]
 async fn the_embedded_registry_answers_as_the_real_server_does() {
     // A replication peer on 127.0.0.1 (where nothing listens) so the batches this test sends
     // from 127.0.0.1 are taken, as the real server takes any.
@@ -928,9 +929,8 @@ async fn the_embedded_registry_answers_as_the_real_server_does() {
         // so by default it takes itself for a peer and replays every change to itself half a
         // second later (a cancelled instance can come back); with its own address as its host
         // name it knows itself.
-        let Some(real) = JavaApp::eureka_server(&["--eureka.instance.hostname=127.0.0.1"]) else {
-            return;
-        };
+        let real = JavaApp::eureka_server(&["--eureka.instance.hostname=127.0.0.1"])
+            .expect("the Java fixtures");
         let mut report = String::new();
         let mut used = vec![false; ALLOWED.len()];
         let mut compared = 0;

@@ -1,8 +1,7 @@
 //! Metadata changed at run time by the feign-eureka client, as a real Spring Cloud Netflix Eureka
 //! server shows it: each change arrives within seconds, and Netflix's on-demand rate limit (2 at
 //! once, then one per 15 s) holds a burst's later changes back and then delivers the latest.
-//! Skipped, with a printed reason, when Java or the fixture jars are missing, unless
-//! `FEIGN_INTEROP_REQUIRED=1`.
+//! Needs the Java fixtures, so ignored unless asked for (`-- --ignored`, as `.ci/run` runs them).
 
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
@@ -46,13 +45,12 @@ async fn shows_version(eureka_url: &str, expected: &str, timeout: Duration) -> D
 /// Netflix's defaults throughout (30 s heartbeat and replication interval), so only the
 /// on-demand path can deliver a change within seconds.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs the Java fixtures: run tests/interop/build.sh"]
 async fn metadata_changes_reach_the_spring_server_within_the_rate_limit() {
-    let Some(server) = tokio::task::spawn_blocking(JavaApp::shared_eureka_server)
+    let server = tokio::task::spawn_blocking(JavaApp::shared_eureka_server)
         .await
         .expect("blocking task")
-    else {
-        return;
-    };
+        .expect("the Java fixtures");
     let url = server.eureka_url();
     let eureka = EurekaClient::builder()
         .service_urls([url.as_str()])

@@ -100,8 +100,8 @@ async fn start(setup: Setup) -> SetupResult<Option<Registry>> {
         Setup::SpringDefaults | Setup::SpringTuned => {
             let args: &'static [&'static str] = if setup.tuned() { &[] } else { SPRING_DEFAULTS };
             match tokio::task::spawn_blocking(move || JavaApp::eureka_server(args)).await? {
-                Some(app) => Registry::Spring(app),
-                None => return Ok(None),
+                Ok(app) => Registry::Spring(app),
+                Err(_) => return Ok(None),
             }
         }
     };
