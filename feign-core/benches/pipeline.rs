@@ -1,7 +1,7 @@
 //! The whole pipeline against an in-process server, next to raw reqwest doing the same call,
 //! and against a no-op tower service to isolate the framework's own CPU per call.
 //!
-//! Run with `cargo bench -p feign-core --bench pipeline`.
+//! Run with `cargo bench -p feign-rs-core --bench pipeline`.
 
 use std::convert::Infallible;
 

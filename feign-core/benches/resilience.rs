@@ -2,7 +2,7 @@
 //! service (compare with `pipeline/feign_unit_call_noop_service`), and a call an open breaker
 //! refuses (no network I/O at all).
 //!
-//! Run with `cargo bench -p feign-core --bench resilience`.
+//! Run with `cargo bench -p feign-rs-core --bench resilience`.
 
 use std::convert::Infallible;
 

@@ -1,6 +1,6 @@
 //! Template expansion: turning a method's compiled metadata and arguments into a request.
 //!
-//! Run with `cargo bench -p feign-core --bench template`.
+//! Run with `cargo bench -p feign-rs-core --bench template`.
 
 use criterion::{black_box, criterion_group, criterion_main, Criterion};
 use feign_test_support::order::{OrderClient, FIND, GET_ITEM, GET_ORDER};

@@ -2,7 +2,7 @@
 //! view of the framework's per-call cost. No harness, so no other thread allocates meanwhile: this
 //! is why it is a binary of its own, outside `tests/it`.
 //!
-//! Run with `cargo test -p feign-core --test allocations -- --nocapture`.
+//! Run with `cargo test -p feign-rs-core --test allocations -- --nocapture`.
 
 use std::convert::Infallible;
 

@@ -18,7 +18,7 @@
 //! path (connections, threads, the allocator's arenas). Where `/proc` does not tell (not Linux),
 //! it says so and passes.
 //!
-//! Run with `cargo test -p feign-core --test streaming_memory`. A case is a function of the
+//! Run with `cargo test -p feign-rs-core --test streaming_memory`. A case is a function of the
 //! [`Fixture`] named in [`CASES`]: adding one is a line there.
 
 use std::future::Future;

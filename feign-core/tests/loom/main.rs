@@ -17,9 +17,9 @@
 //! have small stand-ins here (`Error`, `BoxError`, `bearer`, `Classification`); the breaker's
 //! settings, metrics and clock are the real `config.rs`, `metrics.rs` and `clock.rs`.
 //!
-//! Run with `cargo test -p feign-core --test loom`; each model's preemption bound (2 or 3) keeps
+//! Run with `cargo test -p feign-rs-core --test loom`; each model's preemption bound (2 or 3) keeps
 //! the whole binary to about ten seconds in a debug build on two cores. A deeper search, about
-//! four minutes there: `LOOM_MAX_PREEMPTIONS=4 cargo test -p feign-core --test loom` (the
+//! four minutes there: `LOOM_MAX_PREEMPTIONS=4 cargo test -p feign-rs-core --test loom` (the
 //! variable overrides every model's bound; `--release` makes it faster).
 
 #[allow(dead_code)] // each crate's models use part of it
