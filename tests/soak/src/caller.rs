@@ -124,7 +124,7 @@ impl Caller {
             .is_some_and(|instances| instances.iter().any(|i| i.instance_id() == id))
     }
 
-    /// Hedges sent, and hedges the retry budget refused.
+    /// Hedges sent, and hedges the hedge budget refused.
     pub(crate) fn hedges(&self) -> (u64, u64) {
         (
             self.hedges.sent.load(Ordering::Relaxed),
@@ -182,7 +182,7 @@ impl Caller {
     }
 }
 
-/// Hedges asked of the balancer's retry policy: sent, and refused by the retry budget.
+/// Hedges asked of the balancer's retry policy: sent, and refused by the hedge budget.
 #[derive(Debug, Default)]
 struct Hedges {
     sent: AtomicU64,
