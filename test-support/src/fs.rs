@@ -3,6 +3,22 @@
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+/// The Spring Boot client fixture's `application.yml`, read in place by the tests that check a
+/// Spring user's file loads unchanged.
+pub const JAVA_SVC_YML: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../tests/interop/java-svc/src/main/resources/application.yml"
+);
+
+/// The Spring Cloud Netflix server fixture's `application.yml`, read in place.
+pub const EUREKA_SERVER_YML: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../tests/interop/eureka-server/src/main/resources/application.yml"
+);
+
+/// Both fixtures' `application.yml`.
+pub const SPRING_FIXTURES: [&str; 2] = [JAVA_SVC_YML, EUREKA_SERVER_YML];
+
 /// A fresh directory under the system temporary directory, removed with its contents on drop:
 /// where tests write their config files. The path is `.0`.
 #[derive(Debug)]

@@ -44,7 +44,7 @@ pub use calls::{calls_service, mode_echo, Calls, CallsClient, CallsService};
 pub use cases::proptest_cases;
 pub use errors::error_chain;
 pub use feign_test::{Fault, Fleet, Matcher, RecordingServer, Reply};
-pub use fs::TempDir;
+pub use fs::{TempDir, EUREKA_SERVER_YML, JAVA_SVC_YML, SPRING_FIXTURES};
 pub use loaded::{loaded_service, LoadedService};
 pub use log::Captured;
 pub use metrics::{MetricsCapture, MetricsSnapshot, Series};

@@ -2,14 +2,9 @@
 //! Spring Boot reads them: the Java fixtures' `application.yml` among them.
 
 use feign_config::Config;
-use feign_test_support::TempDir;
-
-/// The Eureka server fixture's `application.yml`, read in place: two documents, the second
-/// for the profile expression `!basic-auth`.
-const EUREKA_SERVER_YML: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/../tests/interop/eureka-server/src/main/resources/application.yml"
-);
+// The Eureka server fixture's `application.yml` has two documents, the second for the
+// profile expression `!basic-auth`.
+use feign_test_support::{TempDir, EUREKA_SERVER_YML};
 
 fn value(config: &Config, key: &str) -> Option<String> {
     config.get(key).unwrap().map(|p| p.as_str())

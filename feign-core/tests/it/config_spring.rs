@@ -6,7 +6,7 @@ use axum::routing::get;
 use axum::Router;
 use feign_core::config::Config;
 use feign_core::{feign_client, Error};
-use feign_test_support::{Captured, Server, TempDir};
+use feign_test_support::{Captured, Server, TempDir, SPRING_FIXTURES};
 use tracing::Level;
 
 #[feign_client("order-service")]
@@ -14,18 +14,6 @@ trait Orders {
     #[get("/orders")]
     async fn list(&self) -> Result<String, Error>;
 }
-
-/// The `application.yml` of each Java fixture, read in place.
-const FIXTURES: [&str; 2] = [
-    concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../tests/interop/java-svc/src/main/resources/application.yml"
-    ),
-    concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../tests/interop/eureka-server/src/main/resources/application.yml"
-    ),
-];
 
 fn yaml(text: &str) -> Config {
     let dir = TempDir::new("spring");
@@ -44,7 +32,7 @@ fn warnings(captured: &Captured) -> Vec<String> {
 #[tokio::test]
 async fn the_java_fixtures_load_unchanged() {
     let server = Server::start(Router::new().route("/orders", get(|| async { "orders" }))).await;
-    for path in FIXTURES {
+    for path in SPRING_FIXTURES {
         let config = Config::from_file(path).unwrap();
         let orders = OrdersClient::builder()
             .url(server.url())

@@ -6,20 +6,8 @@
 use feign_config::Config;
 use feign_eureka::{Error, EurekaClient, SpringConfig};
 use feign_test_support::eureka::FakeEureka;
-use feign_test_support::Captured;
+use feign_test_support::{Captured, EUREKA_SERVER_YML, JAVA_SVC_YML};
 use tracing::Level;
-
-/// The Spring Boot client fixture's `application.yml`, read in place.
-const JAVA_SVC_YML: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/../tests/interop/java-svc/src/main/resources/application.yml"
-);
-
-/// The Eureka server fixture's `application.yml`, read in place.
-const EUREKA_SERVER_YML: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/../tests/interop/eureka-server/src/main/resources/application.yml"
-);
 
 /// The keys of the `feign_config` warnings captured so far.
 fn warned(captured: &Captured) -> Vec<String> {

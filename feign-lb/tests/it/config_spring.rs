@@ -4,20 +4,8 @@
 
 use feign_config::Config;
 use feign_lb::LoadBalancer;
-use feign_test_support::{Captured, TempDir};
+use feign_test_support::{Captured, TempDir, SPRING_FIXTURES};
 use tracing::Level;
-
-/// The `application.yml` of each Java fixture, read in place.
-const FIXTURES: [&str; 2] = [
-    concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../tests/interop/java-svc/src/main/resources/application.yml"
-    ),
-    concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../tests/interop/eureka-server/src/main/resources/application.yml"
-    ),
-];
 
 fn yaml(text: &str) -> Config {
     let dir = TempDir::new("lb-spring");
@@ -26,7 +14,7 @@ fn yaml(text: &str) -> Config {
 
 #[test]
 fn the_java_fixtures_load_unchanged() {
-    for path in FIXTURES {
+    for path in SPRING_FIXTURES {
         let config = Config::from_file(path).unwrap();
         let built = LoadBalancer::builder()
             .static_lists([("java-svc", vec!["http://127.0.0.1:8081"])])
