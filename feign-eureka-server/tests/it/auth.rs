@@ -12,7 +12,7 @@ use reqwest::Method;
 use serde_json::{json, Value};
 
 use crate::client::{client, eventually};
-use crate::support::{dev, http, instance};
+use crate::support::{dev, http, http_builder, instance};
 
 const USER: &str = "eureka";
 const PASSWORD: &str = "s3cret-pw";
@@ -166,13 +166,7 @@ async fn every_endpoint_refuses_requests_without_or_with_wrong_credentials() {
     // the wrong credentials stay under the per-address throttle and each answer is the 401.
     for (n, (method, url, body)) in requests.iter().enumerate() {
         let from = IpAddr::V4(Ipv4Addr::new(127, 0, 1, n as u8 + 1));
-        let client = reqwest::Client::builder()
-            .local_address(from)
-            .no_gzip()
-            .no_proxy()
-            .redirect(reqwest::redirect::Policy::none())
-            .build()
-            .unwrap();
+        let client = http_builder().local_address(from).build().unwrap();
         for credentials in [None, Some((USER, "guess")), Some(("intruder", PASSWORD))] {
             let response =
                 send_with(&client, method.clone(), url, body.as_ref(), credentials).await;

@@ -26,12 +26,15 @@ pub(crate) async fn start() -> EurekaServer {
 
 /// A client that neither decompresses nor follows redirects, so tests see the wire.
 pub(crate) fn http() -> reqwest::Client {
+    http_builder().build().expect("client")
+}
+
+/// What [`http`] builds from, for a test that sets more (a source address, say).
+pub(crate) fn http_builder() -> reqwest::ClientBuilder {
     reqwest::Client::builder()
         .no_gzip()
         .no_proxy()
         .redirect(reqwest::redirect::Policy::none())
-        .build()
-        .expect("client")
 }
 
 /// A register body like §3.11 of the protocol notes.
