@@ -128,9 +128,9 @@ pub(crate) const RESOURCE_TOLERANCE: f64 = 0.10;
 
 /// What resident memory may end above the start besides [`RESOURCE_TOLERANCE`], whichever is
 /// more: the pages the allocator keeps after the fault phase's peak (new instances, TLS
-/// handshakes, retried and hedged calls). On a quiet machine, anonymous memory rose by 3 MiB
-/// during the faults and then held flat while the live heap went back to its start reading;
-/// a leak shows first in the live heap, counted exactly and held to 10 % of about 2.7 MiB.
+/// handshakes, retried and hedged calls), which can hold RSS above 10 % of a process this small
+/// on a quiet machine while the live heap goes back to its start reading; a leak shows first
+/// in the live heap, counted exactly and held to [`RESOURCE_TOLERANCE`].
 pub(crate) const RSS_ALLOWANCE_KIB: u64 = 4 * 1024;
 
 /// How long reading the resources takes: the calls in flight finish (within the total
