@@ -5,7 +5,7 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use bytes::{Bytes, BytesMut};
-use http::header::{ACCEPT, CONTENT_TYPE};
+use http::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE};
 use http::Method;
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
@@ -249,8 +249,13 @@ impl Transport {
         if let Some(body) = body {
             request = request.header(CONTENT_TYPE, "application/json").body(body);
         }
-        if let Some(credentials) = &endpoint.credentials {
-            request = request.basic_auth(credentials.username(), Some(credentials.password()));
+        // feign-core's one rule for a URL's user info as an `Authorization` value.
+        if let Some(value) = endpoint
+            .credentials
+            .as_ref()
+            .and_then(|credentials| credentials.basic_authorization())
+        {
+            request = request.header(AUTHORIZATION, value);
         }
         // The read timeout bounds each wait for bytes; this bounds the whole exchange, so a
         // registry that trickles its answer cannot hold a call (or `start`) for ever.
